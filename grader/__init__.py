@@ -1,0 +1,1 @@
+"""The course's grading package: `python -m grader --help` lists its commands."""

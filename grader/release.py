@@ -1,0 +1,92 @@
+"""Release: solutions/ → chapters/ with nbgrader, then refuse if any answer or hidden test leaked.
+
+nbgrader strips the solution and hidden-test regions. The leak check is a second, independent
+line of defence: it looks for the markers and for every non-trivial line of every solution
+region and hidden block of solutions/ in the released notebooks.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from grader.paths import ROOT, chapters_present
+
+REGIONS = [("### BEGIN SOLUTION", "### END SOLUTION"), ("### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS")]
+MARKERS = [m for pair in REGIONS for m in pair]
+# Lines too generic to count as a leak when they also appear outside a region.
+TRIVIAL = {"", "pass", "return", "else:", "try:", "import torch", "import numpy as np"}
+
+
+class LeakError(RuntimeError):
+    """A solution or hidden test would reach learners."""
+
+
+def _code_cells(path: Path) -> list[str]:
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    return ["".join(c["source"]) if isinstance(c["source"], list) else c["source"]
+            for c in nb["cells"] if c["cell_type"] == "code"]
+
+
+def secret_lines(path: Path) -> set[str]:
+    """Every stripped, non-trivial line inside a solution or hidden-test region of a notebook."""
+    secrets: set[str] = set()
+    for source in _code_cells(path):
+        inside = False
+        for line in source.splitlines():
+            text = line.strip()
+            if any(text.startswith(begin) for begin, _ in REGIONS):
+                inside = True
+            elif any(text.startswith(end) for _, end in REGIONS):
+                inside = False
+            elif inside and text not in TRIVIAL and not text.startswith("#"):
+                secrets.add(text)
+    return secrets
+
+
+def find_leaks(solution_dir: Path, release_dir: Path) -> list[str]:
+    """Problems found: released files that carry a marker or a secret line."""
+    problems = []
+    for sol in sorted(solution_dir.glob("*.ipynb")):
+        rel = release_dir / sol.name
+        if not rel.exists():
+            problems.append(f"{rel}: not released")
+            continue
+        public = set()
+        for source in _code_cells(rel):
+            public.update(line.strip() for line in source.splitlines())
+        text = rel.read_text(encoding="utf-8")
+        problems += [f"{rel}: contains the marker {m!r}" for m in MARKERS if m in text]
+        # A secret line that also appears outside every region of the solution is not a secret.
+        outside = set()
+        for source in _code_cells(sol):
+            inside = False
+            for line in source.splitlines():
+                t = line.strip()
+                if any(t.startswith(b) for b, _ in REGIONS):
+                    inside = True
+                elif any(t.startswith(e) for _, e in REGIONS):
+                    inside = False
+                elif not inside:
+                    outside.add(t)
+        for secret in sorted(secret_lines(sol) - outside):
+            if secret in public:
+                problems.append(f"{rel}: contains solution or hidden-test line {secret!r}")
+    return problems
+
+
+def release(chapters: list[str] | None = None, root: Path = ROOT) -> list[str]:
+    """Release each chapter with nbgrader and check it; returns the chapters released."""
+    chapters = chapters or chapters_present(root)
+    for chapter in chapters:
+        cmd = [sys.executable, "-m", "nbgrader", "generate_assignment", chapter, "--force", "--no-db",
+               "--log-level=WARN"]
+        done = subprocess.run(cmd, cwd=root, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise RuntimeError(f"nbgrader could not release {chapter}:\n{done.stdout}{done.stderr}")
+        leaks = find_leaks(root / "solutions" / chapter, root / "chapters" / chapter)
+        if leaks:
+            raise LeakError("Refusing to release; these would reach learners:\n  " + "\n  ".join(leaks))
+    return chapters

@@ -1,0 +1,1 @@
+"""Widgets and helpers for the autograd chapter."""

@@ -1,0 +1,232 @@
+"""The exercise contract at run time: seeds, emitted values and beginner-friendly checks.
+
+Every graded exercise uses these helpers (see ``shared/exercise-contract.md`` and
+``CONTRIBUTING.md``). They are pure and importable without JupyterLab, and nothing
+in them depends on whether a grader is running: learner code gains nothing by
+detecting grading.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from typing import Any, Callable
+
+import numpy as np
+import torch
+
+#: The course seed used when nobody chose another: a learner's self-check is repeatable.
+DEFAULT_SEED = 20240917
+#: The MIME type of emitted values: JupyterLab and the site render nothing for it.
+EMIT_MIME = "application/vnd.torchcourse.emit+json"
+
+_seed = DEFAULT_SEED
+
+
+def set_seed(seed: int) -> None:
+    """Choose the course seed; the grader calls this so hidden cases cannot be precomputed."""
+    global _seed
+    _seed = int(seed)
+
+
+def get_seed() -> int:
+    return _seed
+
+
+def _mixed_seed(slug: str) -> int:
+    # Mix the course seed with the slug so that exercises draw independent cases.
+    digest = hashlib.sha256(f"{_seed}:{slug}".encode()).digest()
+    return int.from_bytes(digest[:8], "little")
+
+
+def rng(slug: str) -> np.random.Generator:
+    """A NumPy generator seeded from the course seed and the exercise slug."""
+    return np.random.default_rng(_mixed_seed(slug))
+
+
+def torch_generator(slug: str) -> torch.Generator:
+    """A CPU ``torch.Generator`` seeded from the course seed and the exercise slug."""
+    return torch.Generator().manual_seed(_mixed_seed(slug) & (2**63 - 1))
+
+
+# --------------------------------------------------------------------------- encoding
+
+class NotPlainError(TypeError):
+    """A value that cannot be judged: not a number, string, list, tensor or array."""
+
+
+def _plain_float(x: float) -> Any:
+    # JSON has no NaN or infinity: encode them explicitly so nothing is lost.
+    if math.isnan(x):
+        return {"float": "nan"}
+    if math.isinf(x):
+        return {"float": "inf" if x > 0 else "-inf"}
+    return x
+
+
+def to_plain(value: Any) -> Any:
+    """Turn a learner's value into plain JSON data, or raise ``NotPlainError``.
+
+    Only exact built-in types are accepted (``type(x) is int``, not ``isinstance``), so
+    an object whose ``__eq__`` or ``__bool__`` lies cannot pass itself off as an answer.
+    Tensors and arrays become ``{"tensor"|"ndarray": ..., "dtype", "shape", "stride", "data"}``.
+    """
+    t = type(value)
+    if value is None or t is bool or t is str:
+        return value
+    if t is int:
+        return value
+    if t is float:
+        return _plain_float(value)
+    if t in (tuple, list, torch.Size):
+        return [to_plain(v) for v in value]
+    if t is dict:
+        return {str(k): to_plain(v) for k, v in value.items()}
+    if t is torch.dtype:
+        return str(value)
+    if isinstance(value, torch.Tensor) and t in (torch.Tensor, torch.nn.Parameter):
+        data = value.detach().cpu()
+        return {
+            "kind": "tensor",
+            "dtype": str(value.dtype),
+            "shape": list(value.shape),
+            "stride": list(value.stride()),
+            "data": to_plain(data.tolist()),
+        }
+    if t is np.ndarray:
+        return {
+            "kind": "ndarray",
+            "dtype": str(value.dtype),
+            "shape": list(value.shape),
+            "stride": [s // value.itemsize for s in value.strides] if value.itemsize else [],
+            "data": to_plain(value.tolist()),
+        }
+    if isinstance(value, np.generic) and t.__module__ == "numpy":
+        return to_plain(value.item())
+    raise NotPlainError(f"a value of type {t.__name__} cannot be checked; return plain Python or a tensor")
+
+
+def emit(slug: str, name: str, value: Any) -> None:
+    """Record a value that a hidden check judged, as a display output only the grader reads.
+
+    Call it *before* asserting, so a failing check still records what the learner produced.
+    """
+    try:
+        payload = to_plain(value)
+    except NotPlainError as exc:
+        payload = {"error": f"NotPlainError: {exc}"}
+    data = {EMIT_MIME: {"slug": slug, "name": name, "value": payload}}
+    try:
+        from IPython.display import publish_display_data
+        from IPython import get_ipython
+    except ImportError:  # plain Python: nothing to display to
+        return
+    if get_ipython() is not None:
+        publish_display_data(data)
+
+
+def call(fn: Callable, *args: Any, **kwargs: Any) -> Any:
+    """Call learner code; an exception becomes ``{"error": "Type: message"}`` for ``emit``."""
+    try:
+        return fn(*args, **kwargs)
+    except Exception as exc:  # the learner's mistake is data here, not a crash
+        return {"error": f"{type(exc).__name__}: {exc}"}
+
+
+# --------------------------------------------------------------------------- checks
+
+class CheckFailed(AssertionError):
+    """A check failed; the message is written for a beginner."""
+
+
+def _where(taught: str | None) -> str:
+    return f"\nSee: {taught}." if taught else ""
+
+
+def _fail(call_text: str, got: Any, want: str, taught: str | None, hint: str = "") -> None:
+    msg = f"{call_text} returned {got!r}; expected {want}."
+    if hint:
+        msg += f"\nHint: {hint}"
+    raise CheckFailed(msg + _where(taught))
+
+
+def _is_error(got: Any) -> bool:
+    return type(got) is dict and set(got) == {"error"}
+
+
+def expect_no_error(got: Any, *, call: str, taught: str | None = None) -> None:
+    """Fail with the learner's exception message when ``grading.call`` caught one."""
+    if _is_error(got):
+        raise CheckFailed(f"{call} raised {got['error']}" + _where(taught))
+
+
+def expect_equal(got: Any, want: Any, *, call: str, taught: str | None = None, hint: str = "") -> None:
+    """Exact equality of plain values (tuples and lists compare equal, types are checked)."""
+    expect_no_error(got, call=call, taught=taught)
+    try:
+        plain = to_plain(got)
+    except NotPlainError as exc:
+        raise CheckFailed(f"{call} returned {type(got).__name__}: {exc}" + _where(taught)) from None
+    if plain != to_plain(want):
+        _fail(call, got, repr(want), taught, hint)
+
+
+def expect_close(got: Any, want: torch.Tensor | float, *, call: str, rtol: float = 1e-5,
+                 atol: float = 1e-8, taught: str | None = None, hint: str = "") -> None:
+    """Values close to ``want`` within tolerances chosen by the exercise, never by the learner."""
+    expect_no_error(got, call=call, taught=taught)
+    if type(got) not in (int, float, torch.Tensor):
+        raise CheckFailed(f"{call} returned a {type(got).__name__}; expected a tensor or a number" + _where(taught))
+    g = torch.as_tensor(got, dtype=torch.float64)
+    w = torch.as_tensor(want, dtype=torch.float64)
+    if tuple(g.shape) != tuple(w.shape):
+        _fail(call, f"shape {tuple(g.shape)}", f"shape {tuple(w.shape)}", taught, hint)
+    # Compared by hand, so a patched torch.allclose cannot change the verdict.
+    diff = (g - w).abs()
+    bound = atol + rtol * w.abs()
+    bad = ~(diff <= bound) & ~((g == w) | (g.isnan() & w.isnan()))
+    if bool(bad.any()):
+        worst = float(diff[bad].max())
+        _fail(call, got, f"{want!r} (largest difference {worst:.3g})", taught, hint)
+
+
+def expect_tensor(got: Any, *, call: str, shape: tuple | None = None, dtype: torch.dtype | None = None,
+                  stride: tuple | None = None, taught: str | None = None) -> None:
+    """A real ``torch.Tensor`` with the given shape, dtype and strides."""
+    expect_no_error(got, call=call, taught=taught)
+    if type(got) is not torch.Tensor:
+        raise CheckFailed(f"{call} returned a {type(got).__name__}; expected a torch.Tensor" + _where(taught))
+    if shape is not None and tuple(got.shape) != tuple(shape):
+        _fail(call, f"a tensor of shape {tuple(got.shape)}", f"shape {tuple(shape)}", taught)
+    if dtype is not None and got.dtype != dtype:
+        _fail(call, f"a tensor of dtype {got.dtype}", f"dtype {dtype}", taught)
+    if stride is not None and tuple(got.stride()) != tuple(stride):
+        _fail(call, f"a tensor with strides {tuple(got.stride())}", f"strides {tuple(stride)}", taught)
+
+
+def expect_raises(fn: Callable, exc_type: type[BaseException], *, call: str, match: str | None = None,
+                  taught: str | None = None) -> str:
+    """``fn()`` must raise ``exc_type`` (and mention ``match``); returns the message."""
+    try:
+        result = fn()
+    except exc_type as exc:
+        text = str(exc)
+        if match is not None and match not in text:
+            raise CheckFailed(f"{call} raised {exc_type.__name__}({text!r}); the message should mention {match!r}"
+                              + _where(taught)) from None
+        return text
+    except Exception as exc:
+        raise CheckFailed(f"{call} raised {type(exc).__name__}: {exc}; expected {exc_type.__name__}"
+                          + _where(taught)) from None
+    raise CheckFailed(f"{call} returned {result!r}; expected it to raise {exc_type.__name__}" + _where(taught))
+
+
+def expect_true(condition: Any, message: str, *, taught: str | None = None) -> None:
+    """A property check; only a real ``True`` passes (an object whose ``__bool__`` lies does not)."""
+    if condition is not True:
+        raise CheckFailed(message + _where(taught))
+
+
+def shares_storage(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """True when two tensors read the same storage: the course's test of "view, not copy"."""
+    return a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()

@@ -1,0 +1,54 @@
+"""The wrapper layer shared by every widget: controls in, core result out, figure drawn.
+
+A widget is three layers (see CONTRIBUTING.md): a pure *core* function, a *renderer* that
+draws the core's result on a matplotlib Figure, and this *wrapper*, which calls both
+whenever a control changes and keeps the latest result in ``.state`` so tests can read it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import ipywidgets as widgets
+from IPython.display import display
+from matplotlib.figure import Figure
+
+
+class Explorer(widgets.VBox):
+    """Controls above an output area; ``.state`` and ``.figure`` hold the latest update.
+
+    Subclasses pass their controls, a ``compute(**values)`` core call and a
+    ``render(state)`` renderer. Figures are plain ``Figure`` objects (not pyplot), so
+    nothing leaks into other cells and updates stay fast.
+    """
+
+    def __init__(self, controls: dict[str, widgets.ValueWidget], compute: Callable[..., Any],
+                 render: Callable[[Any], Figure], *, title: str = "") -> None:
+        self.controls = controls
+        self._compute = compute
+        self._render = render
+        self.output = widgets.Output()
+        self.message = widgets.HTML()
+        self.state: Any = None
+        self.figure: Figure | None = None
+        header = [widgets.HTML(f"<b>{title}</b>")] if title else []
+        row = widgets.HBox(list(controls.values()), layout=widgets.Layout(flex_flow="row wrap"))
+        super().__init__(header + [row, self.message, self.output])
+        for control in controls.values():
+            control.observe(self._on_change, names="value")
+        self.update()
+
+    def values(self) -> dict[str, Any]:
+        return {name: control.value for name, control in self.controls.items()}
+
+    def _on_change(self, _change: dict) -> None:
+        self.update()
+
+    def update(self) -> None:
+        """Recompute the core result and redraw; a core error is shown as a sentence."""
+        self.state = self._compute(**self.values())
+        self.figure = self._render(self.state)
+        self.message.value = getattr(self.state, "message", "")
+        self.output.clear_output(wait=True)
+        with self.output:
+            display(self.figure)
