@@ -9,9 +9,30 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+import io
+
 import ipywidgets as widgets
+from IPython import get_ipython
 from IPython.display import display
 from matplotlib.figure import Figure
+
+
+def figure_png(fig: Figure) -> bytes:
+    """A figure as PNG bytes (what the notebook, the widget and the site show)."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=90, bbox_inches="tight")
+    return buf.getvalue()
+
+
+def _register_figure_display() -> None:
+    # The course draws on plain ``Figure`` objects, not pyplot, so nothing leaks between
+    # cells; IPython only knows how to show pyplot figures, so teach it these too.
+    shell = get_ipython()
+    if shell is not None:
+        shell.display_formatter.formatters["image/png"].for_type(Figure, figure_png)
+
+
+_register_figure_display()
 
 
 class Explorer(widgets.VBox):

@@ -127,7 +127,7 @@ def draw_rank(example: RankExample, ax=None) -> Figure:
     ax.set_ylim(-0.02, 1.02)
     ax.set_aspect("equal")
     ax.axis("off")
-    ax.set_title(f"rank {example.rank}: {example.name}\nshape {example.shape}", fontsize=10)
+    ax.set_title(f"rank {example.rank}: {example.name}\n{example.layout}", fontsize=9)
     return fig
 
 
