@@ -1,0 +1,301 @@
+"""Memory explorer: does an operation give a view of the source's storage, or a copy?
+
+core: ``explore(shape, op, layout)`` → ``MemoryState`` (pure data, computed with real PyTorch ops)
+renderer: ``draw_memory(state)`` → matplotlib Figure (storage strip, source grid, result grid)
+wrapper: ``MemoryExplorer()`` (drop-downs for shape, source layout and operation)
+static stand-in: ``static_memory_explorer()`` draws the most instructive cases in one figure.
+
+The source is ``torch.arange(n)`` arranged into ``shape``, so every storage cell holds its own
+position: a result element's value *is* the storage position it was read from. For a view that
+position lies in the source's storage; for a copy it is where the value was copied from.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import ipywidgets as widgets
+import torch
+from matplotlib.figure import Figure, SubFigure
+from matplotlib.patches import Rectangle
+
+from torchcourse.widgets import Explorer
+
+#: Shapes offered by the explorer's drop-down (the core accepts any shape of rank >= 1).
+SHAPES: tuple[tuple[int, ...], ...] = ((3, 4), (2, 3), (4, 2), (2, 3, 4))
+#: How the source is laid out: row-major, or the transpose of a row-major tensor (same shape).
+LAYOUTS = ("contiguous", "transposed")
+
+
+def _slice(x: torch.Tensor) -> torch.Tensor:
+    return x[1::2] if x.ndim == 1 else x[1:, ..., ::2]
+
+
+def _last_two_swapped(x: torch.Tensor) -> torch.Tensor:
+    return x.transpose(-2, -1) if x.ndim >= 2 else x
+
+
+def _rotate(x: torch.Tensor) -> torch.Tensor:
+    return x.permute(*range(1, x.ndim), 0)
+
+
+def _index(x: torch.Tensor) -> torch.Tensor:
+    return x[torch.tensor([x.shape[0] - 1, 0])]
+
+
+def _repeat_like_expand(x: torch.Tensor) -> torch.Tensor:
+    return x.unsqueeze(0).repeat(2, *([1] * x.ndim))
+
+
+def _expand(x: torch.Tensor) -> torch.Tensor:
+    return x.unsqueeze(0).expand(2, *x.shape)
+
+
+@dataclass(frozen=True)
+class Op:
+    """One operation of the explorer: how to write it, how to run it, and why it views or copies."""
+
+    label: str
+    expression: Callable[[torch.Tensor], str]  # source -> the code shown, e.g. "x[1:, ::2]"
+    run: Callable[[torch.Tensor], torch.Tensor]
+    why_view: str
+    why_copy: str
+
+
+def _slice_text(x: torch.Tensor) -> str:
+    return "x[1::2]" if x.ndim == 1 else ("x[1:, ::2]" if x.ndim == 2 else "x[1:, ..., ::2]")
+
+
+def _perm_text(x: torch.Tensor) -> str:
+    return f"x.permute({', '.join(str(d) for d in [*range(1, x.ndim), 0])})"
+
+
+OPS: dict[str, Op] = {
+    "slice": Op("slice", _slice_text, _slice,
+                "basic slicing only changes the shape, strides and offset; it reads the source's storage", ""),
+    "view": Op("view", lambda x: "x.view(-1)", lambda x: x.view(-1),
+               "view never copies: it reads the same storage with a new shape and strides", ""),
+    "reshape": Op("reshape", lambda x: "x.reshape(-1)", lambda x: x.reshape(-1),
+                  "the source's strides allow the new shape, so reshape returned a view",
+                  "no strides over the existing storage give this shape in row-major order, "
+                  "so reshape copied (as x.contiguous().view(-1) would)"),
+    "transpose": Op("transpose", lambda x: "x.transpose(-2, -1)" if x.ndim >= 2 else "x.transpose(0, 0)",
+                    _last_two_swapped, "transpose swaps two strides; no element moves", ""),
+    "permute": Op("permute", _perm_text, _rotate, "permute reorders the strides; no element moves", ""),
+    "expand": Op("expand", lambda x: "x.unsqueeze(0).expand(2, *x.shape)", _expand,
+                 "the new dimension has stride 0, so both copies along it read the same storage cells", ""),
+    "repeat": Op("repeat", lambda x: f"x.unsqueeze(0).repeat(2{', 1' * x.ndim})", _repeat_like_expand,
+                 "", "repeat writes every repetition into new memory (compare expand)"),
+    "contiguous": Op("contiguous", lambda x: "x.contiguous()", lambda x: x.contiguous(),
+                     "x is already contiguous, so contiguous() returned x itself",
+                     "x is not contiguous, so contiguous() copied it into new row-major memory"),
+    "clone": Op("clone", lambda x: "x.clone()", lambda x: x.clone(),
+                "", "clone always allocates new memory (it keeps the strides of a dense source)"),
+    "advanced indexing": Op("advanced indexing", lambda x: f"x[torch.tensor([{len(x) - 1}, 0])]", _index,
+                            "", "indexing with an integer tensor gathers the chosen elements into new memory"),
+    "boolean mask": Op("boolean mask", lambda x: "x[x % 3 == 0]", lambda x: x[x % 3 == 0],
+                       "", "indexing with a boolean mask copies the selected elements into a new 1-D tensor"),
+    "detach": Op("detach", lambda x: "x.detach()", lambda x: x.detach(),
+                 "detach shares the storage; it only leaves out the autograd history", ""),
+}
+
+
+@dataclass(frozen=True)
+class MemoryState:
+    """What the explorer shows: source and result geometry, and the verdict with its reason.
+
+    ``storage_indices`` gives, for each result element in row-major order, the position in the
+    source's storage it reads; it is ``None`` for a copy (and for an error). ``kind`` is "view",
+    "copy" or "error" (``view`` refused the shape); ``message`` is one sentence for the wrapper.
+    """
+
+    shape: tuple[int, ...]
+    layout: str
+    op: str
+    expression: str
+    storage_size: int
+    source_strides: tuple[int, ...]
+    source_offset: int
+    source_indices: tuple[int, ...]
+    result_shape: tuple[int, ...] | None
+    result_strides: tuple[int, ...] | None
+    result_offset: int | None
+    result_values: tuple[int, ...] | None
+    result_contiguous: bool | None
+    storage_indices: tuple[int, ...] | None
+    kind: str
+    reason: str
+    message: str
+
+    @property
+    def is_view(self) -> bool:
+        return self.kind == "view"
+
+    @property
+    def shared_cells(self) -> frozenset[int]:
+        """Storage positions of the source that the result reads (empty for a copy)."""
+        return frozenset(self.storage_indices or ())
+
+
+def make_source(shape: tuple[int, ...], layout: str = "contiguous") -> torch.Tensor:
+    """``arange`` arranged into ``shape``; "transposed" lays it out as the transpose of a row-major tensor."""
+    shape = tuple(int(s) for s in shape)
+    if layout not in LAYOUTS:
+        raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
+    n = math.prod(shape)
+    if layout == "contiguous":
+        return torch.arange(n).reshape(shape)
+    if len(shape) < 2:
+        raise ValueError("a transposed source needs at least two dimensions")
+    stored = (*shape[:-2], shape[-1], shape[-2])
+    return torch.arange(n).reshape(stored).transpose(-2, -1)
+
+
+def element_positions(t: torch.Tensor) -> tuple[int, ...]:
+    """Storage position of each element in row-major order: offset + sum(index * stride)."""
+    if t.numel() == 0:
+        return ()
+    positions = torch.full((), t.storage_offset(), dtype=torch.int64)
+    for size, stride in zip(t.shape, t.stride()):
+        positions = positions.unsqueeze(-1) + torch.arange(size) * stride
+    return tuple(int(p) for p in positions.reshape(-1))
+
+
+def _shares_storage(a: torch.Tensor, b: torch.Tensor) -> bool:
+    return a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
+
+
+def explore(shape: tuple[int, ...], op: str, layout: str = "contiguous") -> MemoryState:
+    """Run ``op`` on a small ``arange`` source of ``shape`` and report whether it viewed or copied."""
+    if op not in OPS:
+        raise ValueError(f"op must be one of {list(OPS)}, got {op!r}")
+    spec = OPS[op]
+    x = make_source(shape, layout)
+    expression = spec.expression(x)
+    common = {"shape": tuple(x.shape), "layout": layout, "op": op, "expression": expression,
+              "storage_size": x.untyped_storage().nbytes() // x.element_size(),
+              "source_strides": tuple(x.stride()), "source_offset": x.storage_offset(),
+              "source_indices": element_positions(x)}
+    try:
+        y = spec.run(x)
+    except RuntimeError as exc:
+        reason = (f"{expression} raised RuntimeError: {str(exc).split('(')[0].strip()}. "
+                  "No strides over x's storage walk its elements in row-major order; "
+                  "reshape would copy instead, and so would x.contiguous().view(-1)")
+        return MemoryState(**common, result_shape=None, result_strides=None, result_offset=None,
+                           result_values=None, result_contiguous=None, storage_indices=None,
+                           kind="error", reason=reason, message=f"<b>error</b>: {reason}.")
+    view = _shares_storage(x, y)
+    kind = "view" if view else "copy"
+    reason = spec.why_view if view else spec.why_copy
+    result = {"result_shape": tuple(y.shape), "result_strides": tuple(y.stride()),
+              "result_offset": y.storage_offset(), "result_values": tuple(int(v) for v in y.reshape(-1)),
+              "result_contiguous": y.is_contiguous(),
+              "storage_indices": element_positions(y) if view else None}
+    message = (f"<code>{expression}</code> is a <b>{kind}</b>: {reason}. "
+               f"Result shape {tuple(y.shape)}, strides {tuple(y.stride())}, offset {y.storage_offset()}.")
+    return MemoryState(**common, **result, kind=kind, reason=reason, message=message)
+
+
+# --------------------------------------------------------------------------- renderer
+
+_SHARED = "#8fd18f"   # a storage cell the result reads, and a result element living there
+_COPIED = "#f2b8a0"   # a result element in new memory
+_PLAIN = "#eeeeee"
+
+
+def _grid_cells(shape: tuple[int, ...]) -> list[tuple[float, float]]:
+    """(column, row) of each element, row-major; rank >= 3 puts the last-two-dims blocks side by side."""
+    if len(shape) == 0:
+        return [(0.0, 0.0)]
+    if len(shape) == 1:
+        return [(float(c), 0.0) for c in range(shape[0])]
+    rows, cols = shape[-2], shape[-1]
+    blocks = math.prod(shape[:-2])
+    return [(b * (cols + 0.6) + c, float(r)) for b in range(blocks) for r in range(rows) for c in range(cols)]
+
+
+def _grid_width(shape: tuple[int, ...]) -> float:
+    return max((cx for cx, _ in _grid_cells(shape)), default=0) + 1
+
+
+def _draw_grid(ax, shape, values, colours, title: str, width: float = 4) -> None:
+    cells = _grid_cells(shape)
+    for (cx, cy), value, colour in zip(cells, values, colours):
+        ax.add_patch(Rectangle((cx, -cy), 0.92, 0.92, fc=colour, ec="#555555", lw=0.6))
+        ax.text(cx + 0.46, -cy + 0.46, str(value), ha="center", va="center", fontsize=8)
+    depth = max((cy for _, cy in cells), default=0) + 1
+    ax.set_xlim(-0.1, max(width, _grid_width(shape)) + 0.1)
+    ax.set_ylim(-depth + 0.9, 1.0)
+    ax.set_aspect("equal")
+    ax.axis("off")
+    ax.set_title(title, fontsize=8, loc="left")
+
+
+def draw_memory(state: MemoryState, fig: Figure | SubFigure | None = None) -> Figure | SubFigure:
+    """Storage strip on top; the source and the result below, each labelled with shape, strides, offset."""
+    if fig is None:
+        fig = Figure(figsize=(8.5, 3.6))
+    strip, grids = fig.subfigures(2, 1, height_ratios=[0.8, 2.4])
+    ax_storage = strip.add_subplot()
+    ax_source, ax_result = grids.subplots(1, 2)
+    shared = state.shared_cells
+    n = state.storage_size
+    # the same scale for source and result, so a cell is the same size in both grids
+    width = max(4, _grid_width(state.shape), _grid_width(state.result_shape or ()))
+    _draw_grid(ax_storage, (n,), range(n), [_SHARED if i in shared else _PLAIN for i in range(n)],
+               f"source storage: {n} cells (green: read by the result)")
+    ax_storage.set_xlim(-0.1, max(n, 12) + 0.1)
+    _draw_grid(ax_source, state.shape, state.source_indices, [_PLAIN] * len(state.source_indices),
+               f"x ({state.layout}): shape {state.shape}\nstrides {state.source_strides}, "
+               f"offset {state.source_offset}", width)
+    if state.kind == "error":
+        ax_result.axis("off")
+        ax_result.set_title(f"{state.expression}\nerror: view is impossible", fontsize=8, loc="left",
+                            color="#b03030")
+        ax_result.text(0.0, 0.5, "no strides over x's storage\ngive this shape: use reshape\n"
+                       "(which copies here)", fontsize=8, va="center", transform=ax_result.transAxes)
+    else:
+        colour = _SHARED if state.is_view else _COPIED
+        _draw_grid(ax_result, state.result_shape, state.result_values, [colour] * len(state.result_values),
+                   f"{state.expression}: {state.kind.upper()}\nshape {state.result_shape}, "
+                   f"strides {state.result_strides}, offset {state.result_offset}", width)
+    return fig
+
+
+# --------------------------------------------------------------------------- wrapper
+
+def _compute(shape: tuple[int, ...], layout: str, op: str) -> MemoryState:
+    if layout == "transposed" and len(shape) < 2:
+        layout = "contiguous"
+    return explore(shape, op, layout)
+
+
+class MemoryExplorer(Explorer):
+    """Pick a source and an operation; see which storage cells the result reads, or that it copied."""
+
+    def __init__(self, shape: tuple[int, ...] = (3, 4), layout: str = "contiguous", op: str = "slice") -> None:
+        controls = {
+            "shape": widgets.Dropdown(options=[(str(s), s) for s in SHAPES], value=tuple(shape),
+                                      description="shape"),
+            "layout": widgets.Dropdown(options=list(LAYOUTS), value=layout, description="source x"),
+            "op": widgets.Dropdown(options=list(OPS), value=op, description="operation"),
+        }
+        super().__init__(controls, _compute, draw_memory, title="Memory explorer")
+
+
+#: The stand-in's cases: (shape, op, layout), the ones that most often surprise.
+STATIC_CASES = (((3, 4), "slice", "contiguous"), ((3, 4), "transpose", "contiguous"),
+                ((3, 4), "expand", "contiguous"), ((3, 4), "view", "transposed"),
+                ((3, 4), "reshape", "transposed"), ((3, 4), "advanced indexing", "contiguous"))
+
+
+def static_memory_explorer() -> Figure:
+    """Six instructive cases, one panel each: the explorer's stand-in for readers without a kernel."""
+    fig = Figure(figsize=(17, 7.8))
+    panels = fig.subfigures(2, 3, wspace=0.04, hspace=0.06)
+    for panel, case in zip(panels.flat, STATIC_CASES):
+        draw_memory(explore(*case), fig=panel)
+    return fig
