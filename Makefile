@@ -15,7 +15,7 @@ PYTEST_ARGS ?=
 # pip's extra-index warnings about local mirrors are noise, not news.
 PIP := $(BIN)/pip --disable-pip-version-check -q
 
-.PHONY: setup lab test release book book-instructor grade lock clean
+.PHONY: setup lab test release vendor book book-instructor grade lock clean
 
 setup: $(STAMP)
 
@@ -38,8 +38,33 @@ test: $(STAMP)
 release: $(STAMP)
 	$(BIN)/python -m grader release
 
-book: $(STAMP)
+# The site's JavaScript (require.js, the ipywidgets HTML manager, MathJax 3) comes from the npm
+# packages pinned in package-lock.json and is copied into book/_vendor (gitignored): pages load
+# nothing from a CDN. `npm ci` runs only when the lock changed or node_modules is missing.
+NPM_STAMP := node_modules/.package-lock.json
+VENDOR_STAMP := book/_vendor/.stamp
+
+$(NPM_STAMP): package.json package-lock.json
+	@command -v npm >/dev/null || { echo "npm is required for the site (Debian: apt-get install -y npm)"; exit 1; }
+	npm ci --no-audit --no-fund --ignore-scripts --loglevel=error
+	@touch $@
+
+$(VENDOR_STAMP): $(NPM_STAMP) book/vendor.py $(wildcard book/js/*.js)
+	$(BIN)/python book/vendor.py
+	@touch $@
+
+vendor: $(STAMP) $(VENDOR_STAMP)
+
+# Learner site over chapters/ into _build/html; executions cached in _build/.jupyter_cache.
+book: $(STAMP) $(VENDOR_STAMP)
 	$(BIN)/jupyter-book build . -W --keep-going
+
+# Instructor site over solutions/ (solutions shown, hidden tests run but not shown) into _instructor/.
+# Its toc is derived from _toc.yml (chapters/ -> solutions/) so the two sites list the same pages.
+book-instructor: $(STAMP) $(VENDOR_STAMP)
+	$(BIN)/python book/instructor_toc.py _instructor/_toc.yml
+	$(BIN)/jupyter-book build . --config _config_instructor.yml --toc _instructor/_toc.yml \
+	  --path-output _instructor -W --keep-going
 
 grade: $(STAMP)
 	$(BIN)/python -m grader autograde
@@ -53,6 +78,6 @@ lock:
 	$(PYTHON) requirements/write_environment.py
 
 clean:
-	rm -rf $(VENV) _build _instructor .pytest_cache .ruff_cache submitted autograded feedback release instructor
+	rm -rf $(VENV) _build _instructor node_modules book/_vendor .pytest_cache .ruff_cache submitted autograded feedback release instructor
 	rm -f gradebook.db
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +

@@ -1,0 +1,245 @@
+"""Sphinx extension for the torchcourse site (learner and instructor builds).
+
+- Exercises: a "Your turn" note goes into every task cell (nbgrader ``grade_id`` ending in
+  ``-task``). The instructor build (``course_instructor = True``) also splits each test cell
+  in two, shows the visible checks and removes the hidden block from the page while still
+  running it, and lets a failing check fail the build.
+- Pages that follow the toc: ``course-pages`` (a chapter's pages, or "being written"),
+  ``course-glossary`` and ``course-errata`` (tables from book/glossary.yml and book/errata.yml,
+  each row linked to the first page that teaches it; rows of chapters not written yet say
+  "taught in chapter N" and link nowhere, so no link is ever dead).
+- Offline fix: Sphinx 7.4 emits inline scripts added after builder init twice, which makes
+  every page throw "Identifier 'THEBE_JS_URL' has already been declared"; duplicates are dropped.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import yaml
+from docutils import nodes
+from docutils.statemachine import StringList
+from sphinx.application import Sphinx
+from sphinx.util.docutils import SphinxDirective
+
+BOOK = Path(__file__).resolve().parent.parent
+CHAPTER_TITLES = {1: "Tensors 张量", 2: "Autograd 自动微分", 3: "Parallel computing 并行计算", 4: "AI hardware 硬件加速"}
+# Pages under chapters/ (learner) or solutions/ (instructor): <top>/<NN>-<name>/<page>
+_CHAPTER_DOC = re.compile(r"^(?:chapters|solutions)/(\d\d)-[^/]+/")
+HIDDEN_BEGIN, HIDDEN_END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
+
+LEARNER_NOTE = """
+```{admonition} Your turn · 轮到你了
+:class: tip your-turn
+
+This is a graded exercise. On this page the answer cell is a stub
+(`raise NotImplementedError()`), so the checks below it show no output.
+To write and check your answer, run the notebook yourself: use the download
+button at the top of this page, or see {doc}`/book/run-it-yourself`.
+```
+"""
+
+INSTRUCTOR_NOTE = """
+```{admonition} Exercise · instructor view
+:class: note your-turn
+
+Learners see this task with the answer cell stubbed. Below are the reference
+solution and the visible checks. The hidden tests ran against the solution
+when this page was built (a failure stops the build), and are not shown.
+```
+"""
+
+
+# --------------------------------------------------------------------- notebooks
+
+def _cell_source(cell: dict) -> str:
+    src = cell.get("source", "")
+    return "".join(src) if isinstance(src, list) else src
+
+
+def _grade_id(cell: dict) -> str:
+    return str(cell.get("metadata", {}).get("nbgrader", {}).get("grade_id", ""))
+
+
+def _with_note(markdown: str, note: str) -> str:
+    """Put the note under the task's heading (or on top when the cell has none)."""
+    lines = markdown.split("\n")
+    if lines and lines[0].lstrip().startswith("#"):
+        return "\n".join([lines[0], note] + lines[1:])
+    return note + "\n" + markdown
+
+
+def _split_hidden(cell: dict) -> list[dict]:
+    """A test cell → [visible checks, hidden block tagged remove-cell]; both still execute."""
+    src = _cell_source(cell)
+    if HIDDEN_BEGIN not in src:
+        return [cell]
+    visible, hidden = src.split(HIDDEN_BEGIN, 1)
+    hidden_cell = json.loads(json.dumps(cell))
+    hidden_cell["id"] = f"{cell.get('id', 'cell')}-hidden"[:64]
+    hidden_cell["source"] = HIDDEN_BEGIN + hidden
+    hidden_cell["metadata"].pop("nbgrader", None)
+    hidden_cell["metadata"]["tags"] = ["remove-cell"]
+    cell["source"] = visible.rstrip() + "\n"
+    return [cell, hidden_cell] if visible.strip() else [hidden_cell]
+
+
+def _prepare_notebook(app: Sphinx, docname: str, source: list[str]) -> None:
+    if not str(app.env.doc2path(docname)).endswith(".ipynb"):
+        return
+    instructor = app.config.course_instructor
+    nb = json.loads(source[0])
+    cells: list[dict] = []
+    for cell in nb.get("cells", []):
+        if cell.get("cell_type") == "markdown" and _grade_id(cell).endswith("-task"):
+            cell["source"] = _with_note(_cell_source(cell), INSTRUCTOR_NOTE if instructor else LEARNER_NOTE)
+        if instructor and cell.get("cell_type") == "code":
+            meta = cell.get("metadata", {})
+            if meta.get("nbgrader", {}).get("grade"):
+                # Checks run against the solution here: a failure must fail the build.
+                meta["tags"] = [t for t in meta.get("tags", []) if t != "raises-exception"]
+            cells.extend(_split_hidden(cell))
+            continue
+        cells.append(cell)
+    nb["cells"] = cells
+    source[0] = json.dumps(nb, ensure_ascii=False)
+
+
+# --------------------------------------------------------------------- toc-aware pages
+
+def _chapter_of(docname: str) -> int | None:
+    m = _CHAPTER_DOC.match(docname)
+    return int(m.group(1)) if m else None
+
+
+def chapter_docs(env: Any, chapter: int) -> list[str]:
+    """The chapter's pages in this build, in reading order (file names start NN-)."""
+    return sorted(d for d in env.found_docs if _chapter_of(d) == chapter)
+
+
+def _doc_text(env: Any, docname: str) -> str:
+    path = Path(env.doc2path(docname))
+    text = path.read_text(encoding="utf-8")
+    if path.suffix == ".ipynb":
+        text = "\n".join(_cell_source(c) for c in json.loads(text).get("cells", []))
+    return text
+
+
+def first_doc_with(env: Any, chapter: int, needles: list[str]) -> str | None:
+    """The first page of the chapter whose text contains every needle (a str or a re.Pattern)."""
+    for doc in chapter_docs(env, chapter):
+        text = _doc_text(env, doc)
+        if all((n.search(text) if isinstance(n, re.Pattern) else n in text) for n in needles):
+            return doc
+    return None
+
+
+def _misconception_box(keywords: list[str]) -> re.Pattern:
+    """Text of a "Common misconception" box (up to the next blank line) holding every keyword."""
+    ahead = "".join(f"(?=(?:(?!\\n\\s*\\n).)*?{re.escape(k)})" for k in keywords)
+    return re.compile(rf"[Mm]isconception{ahead}", re.DOTALL)
+
+
+def _where(chapter: int, doc: str | None) -> str:
+    if doc:
+        return f"{{doc}}`chapter {chapter} <{'/' + doc}>`"
+    return f"taught in chapter {chapter}"
+
+
+def _cell(text: str) -> str:
+    return " ".join(str(text).split()).replace("|", "\\|")
+
+
+class _GeneratedMarkdown(SphinxDirective):
+    has_content = False
+    required_arguments = 0
+    optional_arguments = 1
+
+    def markdown(self) -> str:
+        raise NotImplementedError
+
+    def run(self) -> list[nodes.Node]:
+        container = nodes.container(classes=["course-generated"])
+        text = self.markdown()
+        self.state.nested_parse(StringList(text.split("\n"), source=self.env.docname), self.content_offset, container)
+        return [container]
+
+
+class CoursePages(_GeneratedMarkdown):
+    """``course-pages 1``: the chapter's pages as a list, or a sentence if none are out yet."""
+
+    required_arguments = 1
+    optional_arguments = 0
+
+    def markdown(self) -> str:
+        chapter = int(self.arguments[0])
+        docs = chapter_docs(self.env, chapter)
+        if not docs:
+            return "*Being written: no page of this chapter is out yet.*"
+        return "\n".join(f"- {{doc}}`/{d}`" for d in docs)
+
+
+class CourseGlossary(_GeneratedMarkdown):
+    """The glossary table from book/glossary.yml."""
+
+    def markdown(self) -> str:
+        data = yaml.safe_load((BOOK / "glossary.yml").read_text(encoding="utf-8"))
+        self.env.note_dependency(str(BOOK / "glossary.yml"))
+        rows = ["| English | 中文 | what it means | where it is taught |", "|---|---|---|---|"]
+        for term in sorted(data["terms"], key=lambda t: (t["chapter"], t["en"].lower())):
+            doc = first_doc_with(self.env, term["chapter"], [term["zh"]])
+            rows.append(f"| **{_cell(term['en'])}** | {_cell(term['zh'])} | {_cell(term['definition'])} | "
+                        f"{_where(term['chapter'], doc)} |")
+        return "\n".join(rows)
+
+
+class CourseErrata(_GeneratedMarkdown):
+    """The errata table from book/errata.yml: what the source note gets wrong."""
+
+    def markdown(self) -> str:
+        data = yaml.safe_load((BOOK / "errata.yml").read_text(encoding="utf-8"))
+        self.env.note_dependency(str(BOOK / "errata.yml"))
+        rows = ["| id | the note says | what is true | where |", "|---|---|---|---|"]
+        for row in data["errata"]:
+            # Taught where the chapter names the row ("E3") or, failing that, where its keywords appear.
+            doc = first_doc_with(self.env, row["chapter"], [re.compile(rf"\b{row['id']}\b")])
+            if doc is None and row.get("keywords"):
+                doc = first_doc_with(self.env, row["chapter"], [_misconception_box(row["keywords"])])
+            rows.append(f"| {row['id']} | {_cell(row['note'])} | {_cell(row['truth'])} | "
+                        f"{_where(row['chapter'], doc)} |")
+        return "\n".join(rows)
+
+
+def _always_reread(app: Sphinx, env: Any, added: set, changed: set, removed: set) -> list[str]:
+    # The generated pages depend on which notebooks exist and what they say: re-read them
+    # on every build (they are small; notebooks themselves stay cached).
+    return sorted(d for d in env.found_docs if d.startswith("book/") and d not in changed)
+
+
+# --------------------------------------------------------------------- offline fix
+
+def _dedupe_scripts(app: Sphinx, pagename: str, templatename: str, context: dict, doctree: Any) -> None:
+    seen: set = set()
+    unique = []
+    for script in context.get("script_files", []):
+        key = (str(getattr(script, "filename", script) or ""),
+               tuple(sorted((getattr(script, "attributes", {}) or {}).items())))
+        if key not in seen:
+            seen.add(key)
+            unique.append(script)
+    context["script_files"] = unique
+
+
+def setup(app: Sphinx) -> dict[str, Any]:
+    app.add_config_value("course_instructor", False, "env")
+    app.connect("source-read", _prepare_notebook)
+    app.connect("env-get-outdated", _always_reread)
+    app.connect("html-page-context", _dedupe_scripts, priority=900)
+    app.add_directive("course-pages", CoursePages)
+    app.add_directive("course-glossary", CourseGlossary)
+    app.add_directive("course-errata", CourseErrata)
+    app.add_css_file("course.css")
+    return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
