@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import hashlib
 import math
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import torch
@@ -117,8 +118,8 @@ def emit(slug: str, name: str, value: Any) -> None:
         payload = {"error": f"NotPlainError: {exc}"}
     data = {EMIT_MIME: {"slug": slug, "name": name, "value": payload}}
     try:
-        from IPython.display import publish_display_data
         from IPython import get_ipython
+        from IPython.display import publish_display_data
     except ImportError:  # plain Python: nothing to display to
         return
     if get_ipython() is not None:

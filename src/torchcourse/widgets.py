@@ -7,9 +7,9 @@ whenever a control changes and keeps the latest result in ``.state`` so tests ca
 
 from __future__ import annotations
 
-from typing import Any, Callable
-
 import io
+from collections.abc import Callable
+from typing import Any
 
 import ipywidgets as widgets
 from IPython import get_ipython

@@ -1,0 +1,45 @@
+"""Shared helpers for the notebook tests: find notebooks, read their exercise cells, run them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def solution_notebooks() -> list[Path]:
+    return sorted(p for p in (ROOT / "solutions").glob("*/*.ipynb") if ".ipynb_checkpoints" not in p.parts)
+
+
+def released_notebooks() -> list[Path]:
+    return sorted(p for p in (ROOT / "chapters").glob("*/*.ipynb") if ".ipynb_checkpoints" not in p.parts)
+
+
+def grade_id(cell) -> str | None:
+    return cell.metadata.get("nbgrader", {}).get("grade_id")
+
+
+def is_check_cell(cell) -> bool:
+    return cell.cell_type == "code" and cell.metadata.get("nbgrader", {}).get("grade", False)
+
+
+def execute(path: Path, workdir: Path, allow_errors: bool = False):
+    """Run a notebook top to bottom in a fresh real kernel, as a learner's "Run all" would."""
+    nb = nbformat.read(path, as_version=4)
+    client = NotebookClient(nb, kernel_name="python3", timeout=120, allow_errors=allow_errors,
+                            resources={"metadata": {"path": str(workdir)}})
+    client.execute()
+    return nb
+
+
+def errors(nb) -> list[tuple[int, str, str]]:
+    """(cell index, ename, evalue) for every error output."""
+    found = []
+    for i, cell in enumerate(nb.cells):
+        for out in cell.get("outputs", []):
+            if out.output_type == "error":
+                found.append((i, out.ename, out.evalue))
+    return found

@@ -1,0 +1,32 @@
+"""Every solution notebook runs top to bottom on CPU, and every released one fails only in its checks."""
+
+import pytest
+
+from nbtools import ROOT, errors, execute, grade_id, is_check_cell, released_notebooks, solution_notebooks
+
+pytestmark = pytest.mark.notebooks
+
+
+@pytest.mark.parametrize("path", solution_notebooks(), ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_solution_notebook_executes_without_error(path, tmp_path):
+    nb = execute(path, tmp_path)
+    assert errors(nb) == []
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert all(c.execution_count for c in code), "every code cell ran"
+    checks = [grade_id(c) for c in nb.cells if is_check_cell(c)]
+    assert checks, f"{path.name} has no autograded exercise"
+
+
+@pytest.mark.parametrize("path", released_notebooks(), ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_released_notebook_fails_only_in_its_unanswered_checks(path, tmp_path):
+    """What a learner sees before answering: lessons run, each check says 'not implemented'."""
+    nb = execute(path, tmp_path, allow_errors=True)
+    failures = errors(nb)
+    assert failures, "an unanswered release should fail its checks"
+    for index, ename, _ in failures:
+        cell = nb.cells[index]
+        assert is_check_cell(cell), f"cell {index} (not a check) raised {ename}"
+        assert ename == "NotImplementedError", f"check {grade_id(cell)} raised {ename}"
+        assert "raises-exception" in cell.metadata.get("tags", []), "the site build relies on this tag"
+    assert len(failures) == sum(1 for c in nb.cells if is_check_cell(c))
+    assert str(ROOT) not in path.read_text(), "no machine paths in released notebooks"

@@ -1,0 +1,17 @@
+WRONG = [
+    # reseeds the global generator: same numbers, but it changes everyone else's random stream
+    "def seeded_noise(shape, seed):\n    torch.manual_seed(seed)\n    return torch.randn(shape, dtype=torch.float64)",
+    # float32 numbers converted afterwards: a different stream of numbers
+    "def seeded_noise(shape, seed):\n    g = torch.Generator().manual_seed(seed)\n    return torch.randn(shape, generator=g).double()",
+    # ignores the seed
+    "def seeded_noise(shape, seed):\n    return torch.randn(shape, generator=torch.Generator().manual_seed(0), dtype=torch.float64)",
+    # uniform instead of normal
+    "def seeded_noise(shape, seed):\n    g = torch.Generator().manual_seed(seed)\n    return torch.rand(shape, generator=g, dtype=torch.float64)",
+    # restores the global state but still draws from it: right state, wrong numbers for other seeds? no: right numbers
+    # via manual_seed, but float32
+    "def seeded_noise(shape, seed):\n    s = torch.get_rng_state()\n    torch.manual_seed(seed)\n    x = torch.randn(shape)\n    torch.set_rng_state(s)\n    return x.double()",
+]
+RIGHT = [
+    # a fork of the global generator that restores it afterwards is also fine
+    "def seeded_noise(shape, seed):\n    with torch.random.fork_rng():\n        torch.manual_seed(seed)\n        return torch.randn(shape, dtype=torch.float64)",
+]

@@ -1,0 +1,14 @@
+WRONG = [
+    # len() is the size of the first axis, not the rank (and fails on a scalar)
+    "def tensor_facts(t):\n    return len(t.shape), tuple(t.shape), len(t)",
+    # counts the axes instead of the elements
+    "def tensor_facts(t):\n    return t.ndim, tuple(t.shape), t.ndim",
+    # sums the sizes instead of multiplying them
+    "def tensor_facts(t):\n    return t.ndim, tuple(t.shape), sum(t.shape)",
+    # hard-codes the visible cases
+    "def tensor_facts(t):\n    return (0, (), 1) if t.ndim == 0 else (2, (2, 3), 6)",
+]
+RIGHT = [
+    "def tensor_facts(t):\n    return t.dim(), tuple(t.size()), t.numel()",
+    "import math\ndef tensor_facts(t):\n    return len(t.shape), tuple(int(s) for s in t.shape), math.prod(t.shape)",
+]

@@ -1,0 +1,157 @@
+"""The exercise contract's run-time helpers: seeds, encoding, emitted values and checks."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from torchcourse import grading
+from torchcourse.grading import CheckFailed
+
+
+@pytest.fixture(autouse=True)
+def _default_seed():
+    grading.set_seed(grading.DEFAULT_SEED)
+    yield
+    grading.set_seed(grading.DEFAULT_SEED)
+
+
+def test_rng_is_repeatable_per_slug_and_differs_between_slugs():
+    a = grading.rng("broadcast-shape").integers(0, 10**9, size=5)
+    b = grading.rng("broadcast-shape").integers(0, 10**9, size=5)
+    c = grading.rng("contiguous-strides").integers(0, 10**9, size=5)
+    assert a.tolist() == b.tolist()
+    assert a.tolist() != c.tolist()
+
+
+def test_set_seed_changes_the_cases_so_they_cannot_be_precomputed():
+    default = grading.rng("x").random(3).tolist()
+    default_torch = torch.rand(3, generator=grading.torch_generator("x")).tolist()
+    grading.set_seed(12345)
+    assert grading.get_seed() == 12345
+    assert grading.rng("x").random(3).tolist() != default
+    assert torch.rand(3, generator=grading.torch_generator("x")).tolist() != default_torch
+
+
+def test_to_plain_encodes_tensors_with_dtype_shape_and_strides():
+    t = torch.arange(6, dtype=torch.int32).reshape(2, 3).t()
+    plain = grading.to_plain(t)
+    assert plain == {"kind": "tensor", "dtype": "torch.int32", "shape": [3, 2], "stride": [1, 3],
+                     "data": [[0, 3], [1, 4], [2, 5]]}
+    arr = np.zeros((2, 3), dtype=np.float64)
+    assert grading.to_plain(arr)["stride"] == [3, 1]
+    assert grading.to_plain(np.int64(4)) == 4
+
+
+def test_to_plain_encodes_nan_and_infinities_explicitly():
+    plain = grading.to_plain([math.nan, math.inf, -math.inf, 1.5])
+    assert plain == [{"float": "nan"}, {"float": "inf"}, {"float": "-inf"}, 1.5]
+
+
+class Liar:
+    def __eq__(self, other):
+        return True
+
+    def __bool__(self):
+        return True
+
+
+class IntLike(int):
+    def __eq__(self, other):
+        return True
+
+
+def test_to_plain_refuses_objects_that_lie_about_equality():
+    with pytest.raises(grading.NotPlainError):
+        grading.to_plain(Liar())
+    with pytest.raises(grading.NotPlainError):
+        grading.to_plain(IntLike(3))
+
+
+def test_expect_equal_passes_equal_values_and_explains_a_failure():
+    grading.expect_equal((3, 4), [3, 4], call="f()")
+    with pytest.raises(CheckFailed) as info:
+        grading.expect_equal((3, 1), (3, 4), call="broadcast_shape((3, 1), (4,))", taught="section 2")
+    text = str(info.value)
+    assert "broadcast_shape((3, 1), (4,)) returned (3, 1)" in text
+    assert "expected (3, 4)" in text and "See: section 2" in text
+
+
+def test_expect_equal_is_not_fooled_by_lying_objects():
+    with pytest.raises(CheckFailed):
+        grading.expect_equal(Liar(), (3, 4), call="f()")
+    with pytest.raises(CheckFailed):
+        grading.expect_equal(IntLike(5), 3, call="f()")
+
+
+def test_expect_equal_reports_an_exception_caught_by_call():
+    def broken():
+        raise KeyError("oops")
+
+    got = grading.call(broken)
+    assert got == {"error": "KeyError: 'oops'"}
+    with pytest.raises(CheckFailed, match="raised KeyError"):
+        grading.expect_equal(got, 1, call="broken()")
+
+
+def test_expect_tensor_checks_type_shape_dtype_and_strides():
+    t = torch.zeros(2, 3)
+    grading.expect_tensor(t, call="f()", shape=(2, 3), dtype=torch.float32, stride=(3, 1))
+    with pytest.raises(CheckFailed, match="dtype torch.float64"):
+        grading.expect_tensor(t, call="f()", dtype=torch.float64)
+    with pytest.raises(CheckFailed, match="strides"):
+        grading.expect_tensor(t.t(), call="f()", stride=(3, 1))
+    with pytest.raises(CheckFailed, match="expected a torch.Tensor"):
+        grading.expect_tensor(np.zeros(3), call="f()")
+
+
+def test_expect_close_uses_the_exercise_tolerance_and_ignores_patched_allclose(monkeypatch):
+    grading.expect_close(torch.tensor([1.0, 2.0]), torch.tensor([1.0, 2.0 + 1e-9]), call="f()")
+    monkeypatch.setattr(torch, "allclose", lambda *a, **k: True)
+    with pytest.raises(CheckFailed, match="largest difference"):
+        grading.expect_close(torch.tensor([1.0, 2.5]), torch.tensor([1.0, 2.0]), call="f()")
+    with pytest.raises(CheckFailed, match="shape"):
+        grading.expect_close(torch.zeros(3), torch.zeros(2), call="f()")
+
+
+def test_expect_raises_checks_type_and_message():
+    def bad():
+        raise ValueError("dimension 1: sizes 3 and 4")
+
+    assert "dimension 1" in grading.expect_raises(bad, ValueError, call="f()", match="dimension 1")
+    with pytest.raises(CheckFailed, match="should mention"):
+        grading.expect_raises(bad, ValueError, call="f()", match="dimension 0")
+    with pytest.raises(CheckFailed, match="expected it to raise"):
+        grading.expect_raises(lambda: 1, ValueError, call="f()")
+
+
+def test_expect_true_accepts_only_a_real_true():
+    grading.expect_true(True, "fine")
+    with pytest.raises(CheckFailed, match="nope"):
+        grading.expect_true(Liar(), "nope")
+    with pytest.raises(CheckFailed):
+        grading.expect_true(torch.tensor(True), "a tensor is not True")
+
+
+def test_shares_storage_tells_views_from_copies():
+    x = torch.arange(6)
+    assert grading.shares_storage(x, x[2:])
+    assert not grading.shares_storage(x, x.clone())
+
+
+def test_emit_publishes_one_output_with_only_the_emit_mime_type():
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    published = []
+    original = shell.display_pub.publish
+    shell.display_pub.publish = lambda data, metadata=None, **kw: published.append(data)
+    try:
+        grading.emit("tensor-facts", "case0", (2, (2, 3), 6))
+        grading.emit("tensor-facts", "case1", Liar())
+    finally:
+        shell.display_pub.publish = original
+    assert published[0] == {grading.EMIT_MIME: {"slug": "tensor-facts", "name": "case0", "value": [2, [2, 3], 6]}}
+    assert list(published[1]) == [grading.EMIT_MIME]
+    assert published[1][grading.EMIT_MIME]["value"]["error"].startswith("NotPlainError")
