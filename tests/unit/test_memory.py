@@ -115,36 +115,42 @@ def test_one_dimensional_sources_work():
     assert (s.expression, s.result_strides, s.result_offset, s.result_values) == ("x[1::2]", (2,), 1, (1, 3, 5))
 
 
-def _fills(ax):
-    return [to_hex(p.get_facecolor()) for p in ax.patches if isinstance(p, Rectangle)]
+def _fills(fig, part):
+    return [to_hex(p.get_facecolor()) for ax in fig.axes for p in ax.patches
+            if isinstance(p, Rectangle) and p.get_gid() == part]
+
+
+def _title(fig, part):
+    return " ".join(t.get_text() for ax in fig.axes for t in ax.texts if t.get_gid() == f"{part}-title")
 
 
 def test_renderer_highlights_the_cells_a_view_reads():
     state = memory.explore((3, 4), "slice")
     fig = memory.draw_memory(state)
     assert isinstance(fig, Figure)
-    storage, source, result = fig.axes
-    assert len(_fills(storage)) == 12 and len(_fills(source)) == 12 and len(_fills(result)) == 4
-    green = [i for i, c in enumerate(_fills(storage)) if c == memory._SHARED]
+    assert len(_fills(fig, "storage")) == 12 and len(_fills(fig, "source")) == 12
+    assert len(_fills(fig, "result")) == 4
+    green = [i for i, c in enumerate(_fills(fig, "storage")) if c == memory.SHARED]
     assert green == [4, 6, 8, 10]
-    assert set(_fills(result)) == {memory._SHARED}
-    assert "VIEW" in result.get_title("left") and "strides (4, 2), offset 4" in result.get_title("left")
-    assert "strides (4, 1), offset 0" in source.get_title("left")
+    assert set(_fills(fig, "result")) == {memory.SHARED}
+    assert "VIEW" in _title(fig, "result") and "strides (4, 2), offset 4" in _title(fig, "result")
+    assert "strides (4, 1), offset 0" in _title(fig, "source")
+    values = [t.get_text() for t in fig.axes[0].texts if not t.get_gid()]
+    assert values[-4:] == ["4", "6", "8", "10"]
 
 
 def test_renderer_marks_copies_and_errors():
     fig = memory.draw_memory(memory.explore((3, 4), "clone"))
-    storage, _, result = fig.axes
-    assert memory._SHARED not in _fills(storage)
-    assert set(_fills(result)) == {memory._COPIED} and "COPY" in result.get_title("left")
+    assert memory.SHARED not in _fills(fig, "storage")
+    assert set(_fills(fig, "result")) == {memory.COPIED} and "COPY" in _title(fig, "result")
     fig = memory.draw_memory(memory.explore((3, 4), "view", "transposed"))
-    assert "error" in fig.axes[2].get_title("left") and not _fills(fig.axes[2])
+    assert "error" in _title(fig, "result") and not _fills(fig, "result")
 
 
 def test_renderer_draws_rank_3_and_4_results():
     state = memory.explore((2, 3, 4), "expand")
     fig = memory.draw_memory(state)
-    assert len(_fills(fig.axes[2])) == math.prod(state.result_shape) == 48
+    assert len(_fills(fig, "result")) == math.prod(state.result_shape) == 48
 
 
 def test_wrapper_updates_state_when_controls_change():
@@ -163,7 +169,7 @@ def test_wrapper_updates_state_when_controls_change():
 
 def test_static_stand_in_shows_its_cases():
     fig = memory.static_memory_explorer()
-    titles = [ax.get_title("left") for ax in fig.axes[2::3]]
+    titles = [" ".join(t.get_text() for t in ax.texts if t.get_gid() == "result-title") for ax in fig.axes]
     assert len(titles) == len(memory.STATIC_CASES) == 6
     assert ["VIEW" in t for t in titles] == [True, True, True, False, False, False]
     assert "error" in titles[3] and "COPY" in titles[4] and "COPY" in titles[5]

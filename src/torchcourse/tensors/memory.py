@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import ipywidgets as widgets
 import torch
-from matplotlib.figure import Figure, SubFigure
+from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from torchcourse.widgets import Explorer
@@ -201,9 +201,11 @@ def explore(shape: tuple[int, ...], op: str, layout: str = "contiguous") -> Memo
 
 # --------------------------------------------------------------------------- renderer
 
-_SHARED = "#8fd18f"   # a storage cell the result reads, and a result element living there
-_COPIED = "#f2b8a0"   # a result element in new memory
-_PLAIN = "#eeeeee"
+SHARED = "#8fd18f"   # a storage cell the result reads, and a result element living there
+COPIED = "#f2b8a0"   # a result element in new memory
+PLAIN = "#eeeeee"
+_GAP = 2.0           # blank cells between the storage strip, the source and the result
+_CELL_INCHES = 0.3
 
 
 def _grid_cells(shape: tuple[int, ...]) -> list[tuple[float, float]]:
@@ -217,51 +219,58 @@ def _grid_cells(shape: tuple[int, ...]) -> list[tuple[float, float]]:
     return [(b * (cols + 0.6) + c, float(r)) for b in range(blocks) for r in range(rows) for c in range(cols)]
 
 
-def _grid_width(shape: tuple[int, ...]) -> float:
-    return max((cx for cx, _ in _grid_cells(shape)), default=0) + 1
-
-
-def _draw_grid(ax, shape, values, colours, title: str, width: float = 4) -> None:
+def _extent(shape: tuple[int, ...]) -> tuple[float, float]:
     cells = _grid_cells(shape)
-    for (cx, cy), value, colour in zip(cells, values, colours):
-        ax.add_patch(Rectangle((cx, -cy), 0.92, 0.92, fc=colour, ec="#555555", lw=0.6))
-        ax.text(cx + 0.46, -cy + 0.46, str(value), ha="center", va="center", fontsize=8)
-    depth = max((cy for _, cy in cells), default=0) + 1
-    ax.set_xlim(-0.1, max(width, _grid_width(shape)) + 0.1)
-    ax.set_ylim(-depth + 0.9, 1.0)
+    return max(cx for cx, _ in cells) + 1, max(cy for _, cy in cells) + 1
+
+
+def _draw_grid(ax, x0: float, y0: float, shape, values, colours, title: str, gid: str,
+               title_colour: str = "black") -> None:
+    """One grid with its top-left corner at (x0, y0); every patch and text is tagged with ``gid``."""
+    for (cx, cy), value, colour in zip(_grid_cells(shape), values, colours):
+        ax.add_patch(Rectangle((x0 + cx, y0 - cy - 0.92), 0.92, 0.92, fc=colour, ec="#555555", lw=0.6, gid=gid))
+        ax.text(x0 + cx + 0.46, y0 - cy - 0.46, str(value), ha="center", va="center", fontsize=7)
+    ax.text(x0, y0 + 0.25, title, fontsize=8, va="bottom", ha="left", color=title_colour, gid=f"{gid}-title")
+
+
+def draw_memory(state: MemoryState, ax=None) -> Figure:
+    """One axes: the storage strip on top, the source and the result below with shape, strides, offset.
+
+    Patches carry gid "storage", "source" or "result" and titles gid "<part>-title", so tests can
+    find them; everything shares one Axes because per-axes layout dominates the drawing time.
+    """
+    n = state.storage_size
+    src_w, src_h = _extent(state.shape)
+    res_w, res_h = _extent(state.result_shape) if state.result_shape is not None else (8.0, 3.0)
+    res_x = max(src_w, 8.5) + _GAP  # room for the source title
+    width = max(float(n), res_x + res_w)
+    grid_top = -1 - _GAP - 0.6  # below the strip, leaving room for two title lines
+    height = -grid_top + max(src_h, res_h) + 1.2
+    if ax is None:
+        fig = Figure(figsize=(min(0.6 + _CELL_INCHES * width, 13), 0.4 + _CELL_INCHES * height))
+        ax = fig.add_axes((0, 0, 1, 1))
+    else:
+        fig = ax.figure
+    shared = state.shared_cells
+    _draw_grid(ax, 0, 0, (n,), range(n), [SHARED if i in shared else PLAIN for i in range(n)],
+               f"source storage: {n} cells (green: read by the result)", "storage")
+    _draw_grid(ax, 0, grid_top, state.shape, state.source_indices, [PLAIN] * len(state.source_indices),
+               f"x ({state.layout}): shape {state.shape}\nstrides {state.source_strides}, offset {state.source_offset}",
+               "source")
+    if state.kind == "error":
+        ax.text(res_x, grid_top + 0.25, f"{state.expression}\nerror: view is impossible", fontsize=8, va="bottom",
+                color="#b03030", gid="result-title")
+        ax.text(res_x, grid_top - 0.5, "no strides over x's storage\ngive this shape: use reshape\n"
+                "(which copies here)", fontsize=8, va="top")
+    else:
+        colour = SHARED if state.is_view else COPIED
+        _draw_grid(ax, res_x, grid_top, state.result_shape, state.result_values, [colour] * len(state.result_values),
+                   f"{state.expression}: {state.kind.upper()}\nshape {state.result_shape}, "
+                   f"strides {state.result_strides}, offset {state.result_offset}", "result")
+    ax.set_xlim(-0.3, width + 0.3)
+    ax.set_ylim(grid_top - max(src_h, res_h) - 0.3, 1.4)
     ax.set_aspect("equal")
     ax.axis("off")
-    ax.set_title(title, fontsize=8, loc="left")
-
-
-def draw_memory(state: MemoryState, fig: Figure | SubFigure | None = None) -> Figure | SubFigure:
-    """Storage strip on top; the source and the result below, each labelled with shape, strides, offset."""
-    if fig is None:
-        fig = Figure(figsize=(8.5, 3.6))
-    strip, grids = fig.subfigures(2, 1, height_ratios=[0.8, 2.4])
-    ax_storage = strip.add_subplot()
-    ax_source, ax_result = grids.subplots(1, 2)
-    shared = state.shared_cells
-    n = state.storage_size
-    # the same scale for source and result, so a cell is the same size in both grids
-    width = max(4, _grid_width(state.shape), _grid_width(state.result_shape or ()))
-    _draw_grid(ax_storage, (n,), range(n), [_SHARED if i in shared else _PLAIN for i in range(n)],
-               f"source storage: {n} cells (green: read by the result)")
-    ax_storage.set_xlim(-0.1, max(n, 12) + 0.1)
-    _draw_grid(ax_source, state.shape, state.source_indices, [_PLAIN] * len(state.source_indices),
-               f"x ({state.layout}): shape {state.shape}\nstrides {state.source_strides}, "
-               f"offset {state.source_offset}", width)
-    if state.kind == "error":
-        ax_result.axis("off")
-        ax_result.set_title(f"{state.expression}\nerror: view is impossible", fontsize=8, loc="left",
-                            color="#b03030")
-        ax_result.text(0.0, 0.5, "no strides over x's storage\ngive this shape: use reshape\n"
-                       "(which copies here)", fontsize=8, va="center", transform=ax_result.transAxes)
-    else:
-        colour = _SHARED if state.is_view else _COPIED
-        _draw_grid(ax_result, state.result_shape, state.result_values, [colour] * len(state.result_values),
-                   f"{state.expression}: {state.kind.upper()}\nshape {state.result_shape}, "
-                   f"strides {state.result_strides}, offset {state.result_offset}", width)
     return fig
 
 
@@ -294,8 +303,9 @@ STATIC_CASES = (((3, 4), "slice", "contiguous"), ((3, 4), "transpose", "contiguo
 
 def static_memory_explorer() -> Figure:
     """Six instructive cases, one panel each: the explorer's stand-in for readers without a kernel."""
-    fig = Figure(figsize=(17, 7.8))
-    panels = fig.subfigures(2, 3, wspace=0.04, hspace=0.06)
-    for panel, case in zip(panels.flat, STATIC_CASES):
-        draw_memory(explore(*case), fig=panel)
+    fig = Figure(figsize=(15, 6.4))
+    axes = fig.subplots(2, 3, gridspec_kw={"wspace": 0.08, "hspace": 0.05})
+    for ax, case in zip(axes.flat, STATIC_CASES):
+        draw_memory(explore(*case), ax=ax)
+    fig.subplots_adjust(left=0.01, right=0.99, top=0.97, bottom=0.01)
     return fig
