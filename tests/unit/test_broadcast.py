@@ -14,6 +14,7 @@ from matplotlib.figure import Figure
 from torchcourse.tensors.broadcast import (
     GALLERY,
     BroadcastExplorer,
+    allocations,
     broadcast,
     contiguous_strides,
     draw_broadcast,
@@ -72,7 +73,8 @@ def test_stretched_dimensions_are_exactly_the_stride_zero_ones(a, b):
                 # A dimension of size > 1 read with stride 0 is stretched, and only such a dimension.
                 assert stretched == (strides[k] == 0)
             has_dim = -column.dim <= len(shape)
-            assert stretched == ((not has_dim and column.size_out != 1) or (has_dim and shape[column.dim] != column.size_out))
+            missing_and_grown = not has_dim and column.size_out != 1
+            assert stretched == (missing_and_grown or (has_dim and shape[column.dim] != column.size_out))
 
 
 @SETTINGS
@@ -209,3 +211,10 @@ def test_static_gallery_has_one_panel_per_pair():
     titles = [t for t in _texts(fig) if " with " in t]
     assert titles[-1] == "(2, 3) with (2,) → error"
     assert sum(1 for t in titles if t.endswith("error")) == 1
+
+
+def test_allocations_show_broadcasting_allocates_only_the_result():
+    a, b = torch.rand(300, 1), torch.rand(300)
+    assert allocations(lambda: a + b) == {"aten::add": 300 * 300 * 4}
+    copied = allocations(lambda: a.expand(300, 300).contiguous() + b)
+    assert sum(copied.values()) == 2 * 300 * 300 * 4  # the materialised copy, then the result

@@ -11,7 +11,11 @@ static stand-in: ``static_broadcast_gallery()`` draws four instructive pairs in 
 from __future__ import annotations
 
 import math
+import os
 import re
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import ipywidgets as widgets
@@ -180,6 +184,34 @@ def read_grid(strides: tuple[int, ...], result: tuple[int, ...]) -> list[list[in
     s_row = strides[-2] if len(result) >= 2 else 0
     s_col = strides[-1] if result else 0
     return [[i * s_row + j * s_col for j in range(min(cols, GRID_COLS))] for i in range(min(rows, GRID_ROWS))]
+
+
+@contextmanager
+def _quiet_stderr() -> Iterator[None]:
+    """Silence the profiler's C++ start/stop lines, which a notebook would show as red stderr."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(devnull)
+
+
+def allocations(fn: Callable[[], object]) -> dict[str, int]:
+    """Bytes of CPU memory each PyTorch operator allocated while ``fn()`` ran (frees not counted).
+
+    Evidence for "broadcasting copies nothing": PyTorch's profiler records every allocation, so
+    ``allocations(lambda: a + b)`` shows the result's bytes and nothing for the stretched operand.
+    """
+    from torch.profiler import ProfilerActivity, profile
+
+    with _quiet_stderr(), profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+        fn()
+    return {e.key: int(e.self_cpu_memory_usage) for e in prof.key_averages() if e.self_cpu_memory_usage > 0}
 
 
 # --------------------------------------------------------------------------- renderer
