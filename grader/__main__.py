@@ -1,16 +1,44 @@
-"""`python -m grader`: the course's command line for learners and instructors."""
+"""`python -m grader`: the course's command line for learners and instructors.
+
+  check NOTEBOOK        a learner's self-check of the visible checks, in a fresh kernel
+  release [CHAPTER]     solutions/ to chapters/ via nbgrader, refusing any leak into chapters/ or the site
+  collect [CHAPTER]     from nbgrader's exchange, or --from a folder or zip downloaded from an LMS
+  autograde [CHAPTER]   sanitise, run in the sandbox, judge outside, write nbgrader's gradebook
+  feedback [CHAPTER]    per-student HTML without hidden-test source
+  report [CHAPTER]      CSV plus an HTML report with plots and flagged submissions
+"""
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import warnings
+from pathlib import Path
 
-from grader import release as release_mod
+from grader.course import Course
 
 
-def _release(args: argparse.Namespace) -> int:
+def _chapters(course: Course, chapter: str | None, needs_submissions: bool = False) -> list[str]:
+    if chapter:
+        if chapter not in course.assignments():
+            raise SystemExit(f"unknown chapter {chapter!r}; chapters: {', '.join(course.assignments()) or 'none'}")
+        return [chapter]
+    found = course.assignments()
+    return [c for c in found if course.students(c)] if needs_submissions else found
+
+
+def _check(args, course: Course) -> int:
+    from grader.check import check
+
+    return check(Path(args.notebook))
+
+
+def _release(args, course: Course) -> int:
+    from grader import release as release_mod
+
     try:
-        done = release_mod.release([args.chapter] if args.chapter else None)
+        done = release_mod.release([args.chapter] if args.chapter else None, root=course.root)
     except release_mod.LeakError as exc:
         print(exc, file=sys.stderr)
         return 1
@@ -18,14 +46,91 @@ def _release(args: argparse.Namespace) -> int:
     return 0
 
 
+def _collect(args, course: Course) -> int:
+    from grader import collect
+
+    chapters = _chapters(course, args.chapter)
+    if args.source and len(chapters) != 1:
+        raise SystemExit("--from needs one CHAPTER")
+    for chapter in chapters:
+        if args.source:
+            ids = collect.from_folder(course, chapter, Path(args.source))
+            for raw, sid in sorted(ids.items()):
+                print(f"{chapter}: {raw} -> {sid}")
+        else:
+            students = collect.from_exchange(course, chapter)
+            print(f"{chapter}: {len(students)} submissions in {course.submitted}")
+    return 0
+
+
+def _autograde(args, course: Course) -> int:
+    from grader.autograde import autograde
+    from grader.sandbox import Limits
+
+    limits = Limits(cell_timeout=args.cell_timeout, budget=args.budget, mem_mb=args.mem_mb)
+    worst = 0
+    for chapter in _chapters(course, args.chapter, needs_submissions=True):
+        records = autograde(course, chapter, workers=args.workers, scheduler=args.scheduler, limits=limits,
+                            force=args.force, students=args.student or None)
+        flagged = sum(1 for r in records.values() if r["flags"])
+        print(f"{chapter}: graded {len(records)} submissions ({flagged} flagged; `python -m grader report` lists why)")
+    return worst
+
+
+def _feedback(args, course: Course) -> int:
+    from grader.feedback import feedback
+
+    for chapter in _chapters(course, args.chapter, needs_submissions=True):
+        pages = feedback(course, chapter)
+        print(f"{chapter}: {len(pages)} feedback pages in {course.feedback}")
+    return 0
+
+
+def _report(args, course: Course) -> int:
+    from grader.report import report
+
+    for chapter in _chapters(course, args.chapter, needs_submissions=True):
+        csv_path, html_path = report(course, chapter)
+        print(f"{chapter}: {csv_path} {html_path}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m grader", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser = argparse.ArgumentParser(prog="python -m grader", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--root", default=None, help="the course folder (default: this repository)")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    p = sub.add_parser("check", help="check a notebook's visible checks in a fresh kernel (for learners)")
+    p.add_argument("notebook")
+    p.set_defaults(func=_check)
     p = sub.add_parser("release", help="solutions/ to chapters/ via nbgrader, refusing any leak")
     p.add_argument("chapter", nargs="?", help="e.g. 01-tensors (default: every chapter)")
     p.set_defaults(func=_release)
+    p = sub.add_parser("collect", help="collect submissions from the exchange or an LMS folder/zip")
+    p.add_argument("chapter", nargs="?")
+    p.add_argument("--from", dest="source", help="a folder or zip of notebooks downloaded from an LMS")
+    p.set_defaults(func=_collect)
+    p = sub.add_parser("autograde", help="grade collected submissions in the sandbox")
+    p.add_argument("chapter", nargs="?")
+    p.add_argument("--workers", type=int, default=None, help="parallel sandbox workers (default: the core count)")
+    p.add_argument("--scheduler", help="address of an existing Dask scheduler to run the same work on")
+    p.add_argument("--force", action="store_true", help="regrade students already graded")
+    p.add_argument("--student", action="append", help="grade only this student (repeatable)")
+    p.add_argument("--cell-timeout", type=float, default=60.0, help="seconds per cell (default 60)")
+    p.add_argument("--budget", type=float, default=300.0, help="seconds per notebook (default 300)")
+    p.add_argument("--mem-mb", type=int, default=2048, help="memory a submission may add, MiB (default 2048)")
+    p.set_defaults(func=_autograde)
+    p = sub.add_parser("feedback", help="per-student HTML feedback without hidden tests")
+    p.add_argument("chapter", nargs="?")
+    p.set_defaults(func=_feedback)
+    p = sub.add_parser("report", help="CSV and HTML report of a chapter's grades")
+    p.add_argument("chapter", nargs="?")
+    p.set_defaults(func=_report)
     args = parser.parse_args(argv)
-    return args.func(args)
+    course = Course(Path(args.root).resolve()) if args.root else Course()
+    warnings.simplefilter("default", UserWarning)
+    os.environ.setdefault("PYTHONDONTWRITEBYTECODE", "1")
+    return args.func(args, course)
 
 
 if __name__ == "__main__":

@@ -7,7 +7,9 @@ region and hidden block of solutions/ in the released notebooks.
 
 from __future__ import annotations
 
+import html
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -77,6 +79,40 @@ def find_leaks(solution_dir: Path, release_dir: Path) -> list[str]:
     return problems
 
 
+def _all_secrets(root: Path) -> set[str]:
+    found: set[str] = set()
+    for sol in sorted((root / "solutions").glob("*/*.ipynb")):
+        outside = set()
+        for source in _code_cells(sol):
+            outside |= {ln.strip() for ln in source.splitlines()}
+        # Lines long enough to mean something, and that the solution does not also show outside a region.
+        found |= {s for s in secret_lines(sol) if len(s) > 12}
+    return found
+
+
+def find_site_leaks(root: Path) -> list[str]:
+    """Problems in what the site publishes: a table of contents pointing into solutions/, or secret lines
+    in book/ pages or an already built site (_build/html)."""
+    problems = []
+    toc = root / "_toc.yml"
+    if toc.exists():
+        for n, line in enumerate(toc.read_text(encoding="utf-8").splitlines(), 1):
+            if re.search(r"(^|[\s:'\"/])solutions/", line):
+                problems.append(f"_toc.yml:{n}: the site would publish {line.strip()!r}")
+    secrets = _all_secrets(root)
+    pages = [p for p in (root / "book").rglob("*") if p.suffix in (".md", ".ipynb", ".html", ".txt", ".py")]
+    pages += list((root / "_build" / "html").rglob("*.html"))
+    for page in pages:
+        text = page.read_text(encoding="utf-8", errors="replace")
+        if page.suffix == ".html":
+            text = html.unescape(re.sub(r"<[^>]+>", "", text))
+        problems += [f"{page.relative_to(root)}: contains the marker {m!r}" for m in MARKERS if m in text]
+        lines = {ln.strip() for ln in text.splitlines()}
+        problems += [f"{page.relative_to(root)}: contains solution or hidden-test line {s!r}"
+                     for s in sorted(secrets & lines)]
+    return problems
+
+
 def release(chapters: list[str] | None = None, root: Path = ROOT) -> list[str]:
     """Release each chapter with nbgrader and check it; returns the chapters released."""
     chapters = chapters or chapters_present(root)
@@ -89,4 +125,7 @@ def release(chapters: list[str] | None = None, root: Path = ROOT) -> list[str]:
         leaks = find_leaks(root / "solutions" / chapter, root / "chapters" / chapter)
         if leaks:
             raise LeakError("Refusing to release; these would reach learners:\n  " + "\n  ".join(leaks))
+    leaks = find_site_leaks(root)
+    if leaks:
+        raise LeakError("Refusing to release; these would reach the site:\n  " + "\n  ".join(leaks))
     return chapters

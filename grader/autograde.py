@@ -1,0 +1,265 @@
+"""autograde: sanitise → run in the sandbox → judge outside → gradebook, for every collected submission.
+
+A student is finished when their record (`autograded/<student>/<chapter>/.torchcourse-grade.json`)
+is written, after the gradebook commit; a rerun after the grader was killed skips finished
+students whose submission has not changed, so nothing is lost or graded twice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import secrets
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+import nbformat
+
+from grader import gradebook
+from grader.course import Course
+from grader.judge import Exercise, cell_states, judge, reference_values
+from grader.sandbox import Limits, RawResult, warn_missing
+from grader.sanitise import Sanitised, SanitiseError, sanitise, solution_notebook, source_cells
+from grader.workers import DaskPool, Job, LocalPool
+
+RECORD = ".torchcourse-grade.json"
+KEEP_MIME_TEXT = ("text/", "image/png", "image/jpeg", "image/svg+xml")
+
+
+@dataclass
+class Pending:
+    sanitised: dict[str, Sanitised] = field(default_factory=dict)
+    raw: dict[str, RawResult] = field(default_factory=dict)
+    errors: dict[str, str] = field(default_factory=dict)
+
+
+def submission_hash(folder: Path) -> str:
+    h = hashlib.sha256()
+    for p in sorted(folder.iterdir()):
+        if p.suffix == ".ipynb" and not p.is_symlink() and p.is_file():
+            h.update(p.name.encode() + b"\0")
+            with open(p, "rb") as f:
+                for chunk in iter(lambda: f.read(1 << 20), b""):
+                    h.update(chunk)
+    return h.hexdigest()
+
+
+def read_record(course: Course, student: str, chapter: str) -> dict | None:
+    path = course.autograded / student / chapter / RECORD
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def _timestamp(folder: Path) -> datetime | None:
+    from nbgrader.utils import parse_utc
+
+    path = folder / "timestamp.txt"
+    if not path.is_file() or path.is_symlink():
+        return None
+    try:
+        return parse_utc(path.read_text()[:100].strip())
+    except Exception:
+        return None
+
+
+def _clean_output(out: dict) -> dict | None:
+    """An nbformat output built from an untrusted claim, or None when it is not a valid one."""
+    kind = out.get("output_type") if type(out) is dict else None
+    try:
+        if kind == "stream" and out.get("name") in ("stdout", "stderr") and type(out.get("text")) is str:
+            return nbformat.v4.new_output("stream", name=out["name"], text=out["text"])
+        if kind in ("display_data", "execute_result") and type(out.get("data")) is dict:
+            data = {}
+            for k, v in out["data"].items():
+                if type(k) is not str:
+                    continue
+                if k.endswith("json"):
+                    data[k] = json.loads(json.dumps(v))
+                elif type(v) is str and k.startswith(KEEP_MIME_TEXT):
+                    data[k] = v
+            if kind == "execute_result":
+                count = out.get("execution_count")
+                return nbformat.v4.new_output(kind, data=data, execution_count=count if type(count) is int else None)
+            return nbformat.v4.new_output(kind, data=data)
+        if kind == "error":
+            tb = out.get("traceback")
+            return nbformat.v4.new_output("error", ename=str(out.get("ename", ""))[:200],
+                                          evalue=str(out.get("evalue", ""))[:100_000],
+                                          traceback=[str(t) for t in tb][:200] if type(tb) is list else [])
+    except (TypeError, ValueError):
+        return None
+    return None
+
+
+def executed_notebook(sub: Sanitised, raw: RawResult) -> nbformat.NotebookNode:
+    """The sanitised notebook with the sandbox's outputs: what formgrader shows an instructor."""
+    nb = nbformat.from_dict(json.loads(json.dumps(sub.nb)))
+    states = cell_states(raw, len(sub.code_cells))
+    for pos, index in enumerate(sub.code_cells):
+        cell = nb.cells[index]
+        line = raw.cells.get(pos)
+        outs = [o for o in (_clean_output(x) for x in (line or {}).get("outputs", [])) if o is not None]
+        count = (line or {}).get("execution_count")
+        cell.execution_count = count if type(count) is int and count > 0 else None
+        if line is None and states[pos] != "not_run":
+            outs.append(nbformat.v4.new_output("error", ename=f"Grader{states[pos].title()}",
+                                               evalue=f"this cell did not finish ({states[pos]})", traceback=[]))
+        cell.outputs = outs
+    try:
+        nbformat.validate(nb)
+    except nbformat.ValidationError:
+        for index in sub.code_cells:
+            nb.cells[index].outputs = []
+    return nb
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+class Progress:
+    def __init__(self, total: int, enabled: bool) -> None:
+        self.total, self.done, self.start, self.enabled = total, 0, time.monotonic(), enabled and total > 0
+        self.tty = sys.stderr.isatty()
+        self.shown = -1
+
+    def step(self) -> None:
+        self.done += 1
+        if not self.enabled:
+            return
+        pct = int(100 * self.done / self.total)
+        if self.tty:
+            bar = "#" * (pct // 4)
+            print(f"\rautograde [{bar:<25}] {self.done}/{self.total} students, {time.monotonic() - self.start:.1f} s",
+                  end="" if self.done < self.total else "\n", file=sys.stderr, flush=True)
+        elif pct // 10 != self.shown or self.done == self.total:
+            self.shown = pct // 10
+            print(f"autograde: {self.done}/{self.total} students ({pct}%), {time.monotonic() - self.start:.1f} s",
+                  file=sys.stderr, flush=True)
+
+
+def autograde(course: Course, chapter: str, workers: int | None = None, scheduler: str | None = None,
+              limits: Limits = Limits(), force: bool = False, students: list[str] | None = None,
+              progress: bool = True, seed: int | None = None) -> dict[str, dict]:
+    """Grade every collected submission of `chapter`; returns the record of each student graded now."""
+    warn_missing()
+    notebooks = course.notebooks(chapter)
+    everyone = course.students(chapter)
+    if students:
+        everyone = [s for s in everyone if s in set(students)]
+    todo = []
+    for s in everyone:
+        rec = read_record(course, s, chapter)
+        if force or rec is None or rec.get("submission") != submission_hash(course.submitted / s / chapter):
+            todo.append(s)
+    if not todo:
+        return {}
+    seed = secrets.randbelow(2**62) if seed is None else int(seed)
+    n = workers or os.cpu_count() or 1
+    # Workers spend seconds importing torch: start them while the gradebook is brought up to date.
+    starting = ThreadPoolExecutor(1).submit(
+        lambda: DaskPool(scheduler, limits) if scheduler else LocalPool(min(n, max(1, len(todo) * len(notebooks))),
+                                                                        limits))
+    try:
+        gradebook.ensure_assignment(course, chapter)
+        info = {nb: source_cells(course.db_url, chapter, nb) for nb in notebooks}
+        sols = {nb: solution_notebook(course.solutions / chapter / f"{nb}.ipynb", chapter, nb, course.db_url)
+                for nb in notebooks}
+    finally:
+        pool = starting.result()
+    records: dict[str, dict] = {}
+    try:
+        refs = {}
+        ref_jobs = [Job(("", nb), _cells(sol), seed, list(sol.grade_cells.values())) for nb, sol in sols.items()]
+        for job, raw in pool.run(ref_jobs):
+            refs[job.key[1]] = reference_values(sols[job.key[1]], raw)
+        pending = {s: Pending() for s in todo}
+        bar = Progress(len(todo), progress)
+
+        def jobs():
+            for s in todo:
+                folder = course.submitted / s / chapter
+                for nb in notebooks:
+                    try:
+                        known, points = info[nb]
+                        sub = sanitise(folder / f"{nb}.ipynb", chapter, nb, course.db_url, known, points)
+                    except SanitiseError as exc:
+                        pending[s].errors[nb] = str(exc)
+                        continue
+                    pending[s].sanitised[nb] = sub
+                    yield Job((s, nb), _cells(sub), seed, list(sub.grade_cells.values()))
+                if not pending[s].sanitised:  # nothing to run: finish now
+                    records[s] = _finish(course, chapter, s, notebooks, pending.pop(s), refs, info, seed)
+                    bar.step()
+
+        for job, raw in pool.run(jobs()):
+            s, nb = job.key
+            p = pending[s]
+            p.raw[nb] = raw
+            if len(p.raw) == len(p.sanitised) and len(p.raw) + len(p.errors) == len(notebooks):
+                records[s] = _finish(course, chapter, s, notebooks, pending.pop(s), refs, info, seed)
+                bar.step()
+    finally:
+        pool.close()
+    return records
+
+
+def _cells(sub: Sanitised) -> list[str]:
+    return [sub.nb.cells[i].source for i in sub.code_cells]
+
+
+def _finish(course: Course, chapter: str, student: str, notebooks: list[str], p: Pending, refs: dict,
+            info: dict, seed: int) -> dict:
+    folder = course.submitted / student / chapter
+    out = course.autograded / student / chapter
+    out.mkdir(parents=True, exist_ok=True)
+    exercises: list[Exercise] = []
+    flags: list[str] = []
+    for nb in notebooks:
+        if nb in p.errors:
+            for gid, pts in info[nb][1].items():
+                exercises.append(Exercise(gid, nb, pts, 0.0, "error", p.errors[nb], ["notebook not graded"]))
+            flags.append(f"{nb}.ipynb: {p.errors[nb]}")
+            continue
+        sub, raw = p.sanitised[nb], p.raw[nb]
+        exercises += judge(nb, sub, raw, refs[nb])
+        flags += [f"{nb}.ipynb: {note}" for note in sub.notes]
+        if len(raw.cells) < len(sub.code_cells) and raw.status == "exited" and not raw.signal and not raw.code:
+            flags.append(f"{nb}.ipynb: the notebook stopped after {len(raw.cells)} of {len(sub.code_cells)} code cells")
+        if raw.status not in ("exited",) or raw.signal is not None or raw.code not in (0, None):
+            flags.append(f"{nb}.ipynb: the run ended with {raw.status}"
+                         + (f", signal {raw.signal}" if raw.signal else "")
+                         + (f", exit code {raw.code}" if raw.code else ""))
+        nbformat.write(executed_notebook(sub, raw), str(out / f"{nb}.ipynb"))
+    expected = {f"{nb}.ipynb" for nb in notebooks}
+    try:
+        extras = sorted(e.name for e in folder.iterdir() if e.name not in expected and e.name != "timestamp.txt")
+    except OSError:
+        extras = []
+    if extras:
+        flags.append("extra files in the submission (never run): " + ", ".join(extras[:10]))
+    for e in exercises:
+        flags += [f"{e.notebook}/{e.grade_id}: {f}" for f in e.flags]
+    gradebook.write_grades(course, chapter, student, _timestamp(folder), exercises)
+    gradebook.copy_timestamp(folder, out)
+    record = {
+        "student": student, "chapter": chapter, "seed": seed, "submission": submission_hash(folder),
+        "score": sum(e.score for e in exercises), "max_score": sum(e.max_points for e in exercises),
+        "exercises": [e.to_dict() for e in exercises], "flags": sorted(set(flags)),
+        "runs": {nb: {"status": r.status, "seconds": r.seconds, "code": r.code, "signal": r.signal}
+                 for nb, r in p.raw.items()},
+        "graded_at": datetime.now().isoformat(timespec="seconds"),
+    }
+    _atomic_write(out / RECORD, json.dumps(record, indent=1))
+    return record
+
+

@@ -1,0 +1,84 @@
+"""A course folder as the grader sees it: where each stage reads and writes, and nbgrader's config for it.
+
+The repository is one course; tests and benchmarks grade throw-away copies, so every
+stage takes a `Course` rather than assuming the repository root.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from traitlets.config import Config
+
+from grader.paths import CHAPTER_IDS, ROOT
+
+COURSE_ID = "torchcourse"
+# Student ids and file names that reach the filesystem: letters, digits, dot, dash, underscore.
+SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+
+
+@dataclass(frozen=True)
+class Course:
+    root: Path = ROOT
+
+    @property
+    def solutions(self) -> Path:
+        return self.root / "solutions"
+
+    @property
+    def chapters(self) -> Path:
+        return self.root / "chapters"
+
+    @property
+    def submitted(self) -> Path:
+        return self.root / "submitted"
+
+    @property
+    def autograded(self) -> Path:
+        return self.root / "autograded"
+
+    @property
+    def feedback(self) -> Path:
+        return self.root / "feedback"
+
+    @property
+    def reports(self) -> Path:
+        return self.root / "reports"
+
+    @property
+    def db_path(self) -> Path:
+        return self.root / "gradebook.db"
+
+    @property
+    def db_url(self) -> str:
+        return "sqlite:///" + str(self.db_path)
+
+    def assignments(self) -> list[str]:
+        """Chapters with solution notebooks: the course's four in order, then any other folder."""
+        found = [p.name for p in sorted(self.solutions.glob("*")) if p.is_dir() and any(p.glob("*.ipynb"))]
+        return [c for c in CHAPTER_IDS if c in found] + [c for c in found if c not in CHAPTER_IDS]
+
+    def notebooks(self, chapter: str) -> list[str]:
+        """Notebook names (without .ipynb) of a chapter, from solutions/."""
+        return sorted(p.stem for p in (self.solutions / chapter).glob("*.ipynb"))
+
+    def students(self, chapter: str) -> list[str]:
+        base = self.submitted
+        if not base.is_dir():
+            return []
+        return sorted(p.name for p in base.iterdir() if (p / chapter).is_dir() and SAFE_ID.match(p.name))
+
+    def config(self) -> Config:
+        """nbgrader configuration equivalent to grader/nbgrader_config.py, for this folder."""
+        c = Config()
+        c.CourseDirectory.course_id = COURSE_ID
+        c.CourseDirectory.root = str(self.root)
+        c.CourseDirectory.source_directory = "solutions"
+        c.CourseDirectory.release_directory = "chapters"
+        c.CourseDirectory.notebook_id = "*"
+        c.CourseDirectory.db_url = self.db_url
+        c.Exchange.root = os.environ.get("TORCHCOURSE_EXCHANGE", "/srv/nbgrader/exchange")
+        return c

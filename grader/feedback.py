@@ -1,0 +1,92 @@
+"""feedback: per-student HTML from the autograded notebooks, with no hidden-test source in it.
+
+Hidden blocks are cut from test cells, tracebacks of test cells (which quote test lines)
+are reduced to the failing check's message, and emitted values are dropped. A final
+check refuses to write a page that still carries any line of a hidden block.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from pathlib import Path
+
+import nbformat
+
+from grader.autograde import read_record
+from grader.course import Course
+
+HIDDEN = re.compile(r"^[ \t]*### BEGIN HIDDEN TESTS.*?^[ \t]*### END HIDDEN TESTS[^\n]*\n?", re.S | re.M)
+EMIT_MIME = "application/vnd.torchcourse.emit+json"
+STYLE = """body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;line-height:1.45}
+pre{background:#f6f8fa;padding:.6rem;overflow-x:auto}.pass{color:#176f2c}.fail{color:#b3261e}
+table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.25rem .5rem;text-align:left}"""
+
+
+def _strip(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    for cell in nb.cells:
+        md = cell.get("metadata", {}).get("nbgrader", {})
+        if cell.cell_type == "code":
+            cell.outputs = [o for o in cell.outputs if EMIT_MIME not in o.get("data", {})]
+        if cell.cell_type == "code" and md.get("grade") and not md.get("solution"):
+            cell.source = HIDDEN.sub("# (graded checks with more cases ran here; they are not shown)\n", cell.source)
+            for o in cell.outputs:
+                if o.get("output_type") == "error":
+                    o["traceback"] = [f"{o.get('ename')}: {o.get('evalue')}"]
+    return nb
+
+
+def _summary(record: dict, notebook: str) -> str:
+    rows = []
+    for e in record["exercises"]:
+        if e["notebook"] != notebook:
+            continue
+        cls = "pass" if e["score"] == e["max_points"] else "fail"
+        rows.append(f"<tr><td>{html.escape(e['grade_id'])}</td><td class='{cls}'>{e['score']:g} / {e['max_points']:g}"
+                    f"</td><td>{html.escape(e['reason'] if e['status'] != 'passed' else 'passed')}</td></tr>")
+    return ("<h2>Your scores</h2><table><tr><th>exercise</th><th>score</th><th>note</th></tr>" + "".join(rows)
+            + "</table><p>Graded checks include more cases than the visible ones in your notebook.</p>")
+
+
+def feedback(course: Course, chapter: str, students: list[str] | None = None) -> list[Path]:
+    from nbconvert import HTMLExporter
+
+    exporter = HTMLExporter(template_name="basic")
+    secrets = set()
+    for sol in (course.solutions / chapter).glob("*.ipynb"):
+        secrets |= {s for s in _hidden_lines(sol)}
+    written = []
+    for student in students or course.students(chapter):
+        record = read_record(course, student, chapter)
+        if record is None:
+            continue
+        for nb_path in sorted((course.autograded / student / chapter).glob("*.ipynb")):
+            nb = _strip(nbformat.read(str(nb_path), as_version=4))
+            body, _ = exporter.from_notebook_node(nb)
+            page = (f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(chapter)} · "
+                    f"{html.escape(nb_path.stem)}</title><style>{STYLE}</style></head><body>"
+                    f"<h1>{html.escape(chapter)}: {html.escape(nb_path.stem)}</h1>"
+                    f"<p>{html.escape(student)}: {record['score']:g} / {record['max_score']:g} for the chapter.</p>"
+                    f"{_summary(record, nb_path.stem)}<hr>{body}</body></html>")
+            text = html.unescape(re.sub(r"<[^>]+>", "", page))
+            leaked = [s for s in secrets if s in text]
+            if leaked:
+                raise RuntimeError(f"refusing to write feedback for {student}: hidden test text {leaked[0]!r} would leak")
+            out = course.feedback / student / chapter / f"{nb_path.stem}.html"
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(page, encoding="utf-8")
+            written.append(out)
+    return written
+
+
+def _hidden_lines(path: Path) -> set[str]:
+    """Lines only hidden blocks carry (solution lines are the learner's own business in their feedback)."""
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    hidden, outside = set(), set()
+    for cell in nb["cells"]:
+        src = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+        for block in re.findall(r"### BEGIN HIDDEN TESTS(.*?)### END HIDDEN TESTS", src, re.S):
+            hidden |= {ln.strip() for ln in block.splitlines() if len(ln.strip()) > 12 and not ln.strip().startswith("#")}
+        outside |= {ln.strip() for ln in HIDDEN.sub("", src).splitlines()}
+    return hidden - outside

@@ -1,0 +1,346 @@
+"""Run one submission's cells under limits and return what the cells claimed, nothing else.
+
+A `SandboxWorker` owns one warm worker process (`grader/worker.py`, torch imported once)
+started inside bubblewrap when it is available: its own PID, network, IPC and UTS
+namespaces, a filesystem made only of /usr, the virtual environment, the course library
+and one job folder, so the gradebook, solutions/, references and other submissions are
+simply absent. Each job is a fresh forked child of the worker that drops to a uid of its
+own with no capabilities, under memory, CPU-time, process-count and file-size limits and
+per-cell and per-notebook wall budgets.
+
+Missing facilities are detected, reported by `facilities()` and warned about; the sandbox
+is never weakened silently.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import select
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+WORKER = Path(__file__).with_name("worker.py")
+INSIDE_WORKER = "/opt/torchcourse-grader/worker.py"
+RESULTS_CAP = 96 * 2**20   # bytes of results.jsonl the grader reads
+
+
+class SandboxWarning(UserWarning):
+    """A protection the machine cannot give; the grader says so instead of pretending."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    cell_timeout: float = 60.0   # seconds of wall time per cell (then SIGINT, then SIGKILL)
+    budget: float = 300.0        # seconds of wall time per notebook
+    mem_mb: int = 2048           # address space the child may add to what the warm worker holds
+    nproc: int = 64              # processes and threads of the job's uid
+    fsize_mb: int = 64           # largest file the child may write
+
+    def to_dict(self) -> dict:
+        return dict(cell_timeout=self.cell_timeout, budget=self.budget, mem_mb=self.mem_mb,
+                    nproc=self.nproc, fsize_mb=self.fsize_mb)
+
+
+@dataclass
+class Facilities:
+    bwrap: str | None
+    root: bool
+    drop_uid: bool
+    netns: bool
+    missing: list[str] = field(default_factory=list)
+
+    @property
+    def full(self) -> bool:
+        return not self.missing
+
+
+def _readable_by_others(path: Path) -> bool:
+    """Can an unprivileged uid reach `path` (every ancestor searchable, the path readable)?"""
+    path = path.resolve()
+    for parent in [path, *path.parents]:
+        mode = parent.stat().st_mode
+        if not mode & stat.S_IXOTH:
+            return False
+    return bool(path.stat().st_mode & stat.S_IROTH)
+
+
+def _bwrap_works(bwrap: str) -> bool:
+    try:
+        done = subprocess.run([bwrap, "--unshare-net", "--unshare-pid", "--die-with-parent", "--ro-bind", "/usr", "/usr",
+                               "--symlink", "usr/bin", "/bin", "--symlink", "usr/lib", "/lib",
+                               "--symlink", "usr/lib64", "/lib64", "--proc", "/proc", "--dev", "/dev", "/usr/bin/true"],
+                              capture_output=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return done.returncode == 0
+
+
+def _userns_works() -> bool:
+    try:
+        done = subprocess.run(["unshare", "--user", "--net", "true"], capture_output=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return done.returncode == 0
+
+
+@lru_cache(maxsize=1)
+def facilities() -> Facilities:
+    """What this machine allows; `missing` lists, in words, every protection that is absent."""
+    missing = []
+    root = os.geteuid() == 0
+    bwrap = shutil.which("bwrap")
+    if bwrap and not (root and _bwrap_works(bwrap)):
+        bwrap = None
+    if not bwrap:
+        missing.append("bubblewrap (apt-get install bubblewrap; run as root) is unavailable: learner code sees "
+                       "the grader's filesystem, so it can read world-readable files such as solutions/")
+    prefix_ok = _readable_by_others(Path(sys.prefix)) and _readable_by_others(Path(sys.base_prefix))
+    drop = root and (bool(bwrap) or prefix_ok)
+    if not root:
+        missing.append("not running as root: learner code runs as your own user, with no process-count limit")
+    elif not drop:
+        missing.append(f"{sys.prefix} is not readable by other users and bubblewrap is unavailable: "
+                       "learner code keeps root's uid")
+    netns = bool(bwrap) or root or _userns_works()
+    if not netns:
+        missing.append("no network namespace: learner code can reach the network")
+    return Facilities(bwrap=bwrap, root=root, drop_uid=drop, netns=netns, missing=missing)
+
+
+def warn_missing() -> list[str]:
+    """Warn (visibly, once per process) about every protection the machine lacks."""
+    fac = facilities()
+    for line in fac.missing:
+        warnings.warn("sandbox: " + line, SandboxWarning, stacklevel=2)
+    return fac.missing
+
+
+def _library_dirs() -> list[Path]:
+    """Folders the worker must read: the environment and the course library it imports."""
+    dirs = {Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()}
+    try:
+        import torchcourse
+
+        dirs.add(Path(torchcourse.__file__).resolve().parent.parent)
+    except ImportError:
+        pass
+    return sorted(d for d in dirs if not str(d).startswith("/usr"))
+
+
+def _bwrap_command(bwrap: str, jobs_root: Path) -> list[str]:
+    cmd = [bwrap, "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+           "--die-with-parent", "--new-session", "--ro-bind", "/usr", "/usr"]
+    for top in ("bin", "lib", "lib64", "lib32", "sbin"):
+        p = Path("/" + top)
+        if p.is_symlink():
+            cmd += ["--symlink", os.readlink(p), str(p)]
+        elif p.is_dir():
+            cmd += ["--ro-bind", str(p), str(p)]
+    for f in ("/etc/alternatives", "/etc/ld.so.cache", "/etc/localtime", "/etc/passwd", "/etc/group",
+              "/etc/nsswitch.conf", "/etc/fonts"):
+        cmd += ["--ro-bind-try", f, f]
+    cmd += ["--dev", "/dev", "--proc", "/proc", "--size", str(256 * 2**20), "--perms", "1777", "--tmpfs", "/tmp"]
+    made: set[str] = {"/", "/tmp", "/usr", "/dev", "/proc", "/etc"}
+    for d in _library_dirs():
+        # Parent folders bubblewrap creates are 0700 unless told: uid-dropped children could not reach them.
+        for parent in reversed(d.parents):
+            if str(parent) not in made:
+                cmd += ["--perms", "0755", "--dir", str(parent)]
+                made.add(str(parent))
+        cmd += ["--ro-bind", str(d), str(d)]
+        made.add(str(d))
+    cmd += ["--perms", "0755", "--dir", "/opt", "--perms", "0755", "--dir", str(Path(INSIDE_WORKER).parent),
+            "--ro-bind", str(WORKER), INSIDE_WORKER, "--bind", str(jobs_root), "/jobs", "--chdir", "/jobs",
+            "--clearenv"]
+    return cmd
+
+
+def _worker_env() -> dict[str, str]:
+    return {"PATH": "/usr/bin:/bin", "HOME": "/tmp", "MPLCONFIGDIR": "/tmp/matplotlib", "IPYTHONDIR": "/tmp/ipython",
+            "PYTHONDONTWRITEBYTECODE": "1", "MPLBACKEND": "Agg", "LANG": "C.UTF-8"}
+
+
+@dataclass
+class RawResult:
+    """What came back from one job: the worker's account and the cells' (untrusted) lines."""
+
+    status: str                     # exited, timeout, budget, worker_error, worker_died
+    cells: dict[int, dict]          # cell index -> parsed line (first valid one wins)
+    seconds: float = 0.0
+    code: int | None = None
+    signal: int | None = None
+    error: str = ""
+
+    def to_dict(self) -> dict:
+        return {"status": self.status, "cells": {str(k): v for k, v in self.cells.items()}, "seconds": self.seconds,
+                "code": self.code, "signal": self.signal, "error": self.error}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> RawResult:
+        return cls(d["status"], {int(k): v for k, v in d["cells"].items()}, d["seconds"], d["code"], d["signal"],
+                   d["error"])
+
+
+def parse_results(path: Path, n_cells: int) -> dict[int, dict]:
+    """Per-cell lines from results.jsonl: size-capped, malformed lines dropped, first claim per cell kept."""
+    cells: dict[int, dict] = {}
+    try:
+        with open(path, "rb") as f:
+            data = f.read(RESULTS_CAP)
+    except OSError:
+        return cells
+    for raw in data.split(b"\n"):
+        try:
+            line = json.loads(raw)
+        except (ValueError, RecursionError):
+            continue
+        if type(line) is not dict or type(line.get("i")) is not int or not 0 <= line["i"] < n_cells:
+            continue
+        if type(line.get("outputs")) is not list or line.get("status") not in ("ok", "error", "output_limit"):
+            continue
+        cells.setdefault(line["i"], line)
+    return cells
+
+
+class SandboxWorker:
+    """One warm worker process; `run` grades one notebook's cells at a time."""
+
+    def __init__(self, limits: Limits = Limits(), slot: int = 0) -> None:
+        self.limits = limits
+        self.fac = facilities()
+        self.jobs_root = Path(tempfile.mkdtemp(prefix="torchcourse-jobs-"))
+        os.chmod(self.jobs_root, 0o711)
+        # A uid of our own per worker: RLIMIT_NPROC counts per uid, and cleanup kills every process of it.
+        self.uid = random.randrange(200_000, 2_000_000_000) + slot if self.fac.drop_uid else None
+        self.counter = 0
+        self.proc: subprocess.Popen | None = None
+        self.log = open(self.jobs_root.with_suffix(".log"), "w+b")
+        self.start()
+
+    # ----------------------------------------------------------------- process
+    def start(self) -> None:
+        python = str(Path(sys.prefix) / "bin" / "python")
+        if self.fac.bwrap:
+            cmd = _bwrap_command(self.fac.bwrap, self.jobs_root)
+            for k, v in _worker_env().items():
+                cmd += ["--setenv", k, v]
+            cmd += [python, "-I", INSIDE_WORKER]
+            env = None
+        else:
+            cmd, env = [python, "-I", str(WORKER)], _worker_env()
+            env["MPLCONFIGDIR"] = str(self.jobs_root) + ".mpl"
+            env["IPYTHONDIR"] = str(self.jobs_root) + ".ipython"
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log,
+                                     env=env, cwd=self.jobs_root, bufsize=0)
+        line = self._readline(timeout=180)
+        if not line or not json.loads(line).get("ready"):
+            self.close()
+            raise RuntimeError("the sandbox worker did not start:\n" + self.log_tail())
+
+    def log_tail(self, n: int = 4000) -> str:
+        self.log.flush()
+        self.log.seek(0, os.SEEK_END)
+        size = self.log.tell()
+        self.log.seek(max(0, size - n))
+        return self.log.read().decode("utf-8", "replace")
+
+    def _readline(self, timeout: float) -> bytes | None:
+        assert self.proc and self.proc.stdout
+        buf = b""
+        deadline = time.monotonic() + timeout
+        fd = self.proc.stdout.fileno()
+        while not buf.endswith(b"\n"):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            ready, _, _ = select.select([fd], [], [], left)
+            if not ready:
+                return None
+            chunk = os.read(fd, 1)
+            if not chunk:
+                return None
+            buf += chunk
+        return buf
+
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def close(self) -> None:
+        if self.proc is not None:
+            try:
+                self.proc.kill()
+                self.proc.wait(timeout=10)
+            except Exception:
+                pass
+            self.proc = None
+        shutil.rmtree(self.jobs_root, ignore_errors=True)
+        for extra in (".mpl", ".ipython"):
+            shutil.rmtree(str(self.jobs_root) + extra, ignore_errors=True)
+        try:
+            self.log.close()
+            os.unlink(self.jobs_root.with_suffix(".log"))
+        except OSError:
+            pass
+
+    def __enter__(self) -> SandboxWorker:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # ----------------------------------------------------------------- jobs
+    def run(self, cells: list[str], seed: int, watch: list[int] = ()) -> RawResult:
+        """Run `cells` in a fresh sandboxed child; never raises for anything the learner did."""
+        if not self.alive():
+            self.start()
+        self.counter += 1
+        name = f"j{self.counter}"
+        outside = self.jobs_root / name
+        outside.mkdir(mode=0o700)
+        try:
+            (outside / "job.json").write_text(json.dumps({"cells": cells, "seed": seed, "watch": list(watch)}))
+            os.chmod(outside / "job.json", 0o600)
+            if self.uid is not None:
+                os.chown(outside, self.uid, self.uid)
+            inside = f"/jobs/{name}" if self.fac.bwrap else str(outside)
+            spec = {"id": name, "dir": inside, "uid": self.uid, "gid": self.uid,
+                    "netns": (not self.fac.bwrap) and self.fac.root, **self.limits.to_dict()}
+            assert self.proc and self.proc.stdin
+            try:
+                self.proc.stdin.write((json.dumps(spec) + "\n").encode())
+            except (BrokenPipeError, OSError):
+                return self._died(name)
+            line = self._readline(timeout=self.limits.budget + 30)
+            if line is None:
+                return self._died(name)
+            reply = json.loads(line)
+            cells_done = parse_results(outside / "results.jsonl", len(cells))
+            return RawResult(reply.get("status", "worker_error"), cells_done, reply.get("seconds", 0.0),
+                             reply.get("code"), reply.get("signal"), reply.get("error", ""))
+        finally:
+            shutil.rmtree(outside, ignore_errors=True)
+
+    def _died(self, name: str) -> RawResult:
+        cells = parse_results(self.jobs_root / name / "results.jsonl", 10**6)
+        tail = self.log_tail()
+        self.close_process_only()
+        return RawResult("worker_died", cells, error="the sandbox worker stopped: " + tail[-500:])
+
+    def close_process_only(self) -> None:
+        if self.proc is not None:
+            try:
+                self.proc.kill()
+                self.proc.wait(timeout=10)
+            except Exception:
+                pass
+            self.proc = None
