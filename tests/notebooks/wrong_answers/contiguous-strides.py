@@ -1,0 +1,46 @@
+WRONG = [
+    # column-major (Fortran) order: the first stride is 1
+    "def contiguous_strides(shape):\n"
+    "    strides, step = [], 1\n"
+    "    for size in shape:\n"
+    "        strides.append(step)\n"
+    "        step *= max(size, 1)\n"
+    "    return tuple(strides)",
+    # off by one: each stride includes its own dimension's size
+    "import math\n"
+    "def contiguous_strides(shape):\n"
+    "    return tuple(math.prod(shape[i:]) for i in range(len(shape)))",
+    # the row-major products, but a size 0 multiplied in makes strides 0
+    "import math\n"
+    "def contiguous_strides(shape):\n"
+    "    return tuple(math.prod(shape[i + 1:]) for i in range(len(shape)))",
+    # strides computed right, returned in reverse order
+    "def contiguous_strides(shape):\n"
+    "    strides, step = [], 1\n"
+    "    for size in reversed(shape):\n"
+    "        strides.append(step)\n"
+    "        step *= max(size, 1)\n"
+    "    return tuple(strides)",
+    # a list, not a tuple
+    "def contiguous_strides(shape):\n"
+    "    strides, step = [], 1\n"
+    "    for size in reversed(shape):\n"
+    "        strides.append(step)\n"
+    "        step *= max(size, 1)\n"
+    "    return list(reversed(strides))",
+    # strides in bytes of float32, as NumPy counts them
+    "def contiguous_strides(shape):\n"
+    "    strides, step = [], 4\n"
+    "    for size in reversed(shape):\n"
+    "        strides.append(step)\n"
+    "        step *= max(size, 1)\n"
+    "    return tuple(reversed(strides))",
+]
+
+RIGHT = [
+    "def contiguous_strides(shape):\n"
+    "    return tuple(torch.empty(shape).stride())",
+    "import math\n"
+    "def contiguous_strides(shape):\n"
+    "    return tuple(math.prod(max(s, 1) for s in shape[i + 1:]) for i in range(len(shape)))",
+]
