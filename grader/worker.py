@@ -35,6 +35,10 @@ import matplotlib  # noqa: E402
 import matplotlib.figure  # noqa: E402
 import matplotlib.pyplot  # noqa: E402,F401
 import matplotlib_inline.backend_inline  # noqa: E402,F401
+try:  # importing dynamo rebinds torch functions (manual_seed, ...): do it before the integrity snapshot
+    import torch._dynamo  # noqa: E402,F401
+except Exception:
+    pass
 import numpy  # noqa: E402,F401
 import numpy.testing  # noqa: E402,F401
 from IPython.core.displayhook import DisplayHook  # noqa: E402

@@ -1,0 +1,99 @@
+"""Throw-away copies of the real course, and submissions built from its solutions.
+
+A submission is nbgrader's release of a notebook with each answer cell filled from the
+solution (an honest, correct learner), left as released, or filled with one of the
+plausible wrong answers in tests/notebooks/wrong_answers/<slug>.py.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+
+REPO = Path(__file__).resolve().parents[2]
+WRONG_DIR = REPO / "tests" / "notebooks" / "wrong_answers"
+
+
+def course_copy(dest: Path, chapter: str, release: bool = True) -> Path:
+    """solutions/<chapter> and the nbgrader configuration in `dest`, released there with plain nbgrader."""
+    (dest / "solutions").mkdir(parents=True, exist_ok=True)
+    shutil.copytree(REPO / "solutions" / chapter, dest / "solutions" / chapter,
+                    ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+    (dest / "grader").mkdir(exist_ok=True)
+    shutil.copy(REPO / "grader" / "nbgrader_config.py", dest / "grader" / "nbgrader_config.py")
+    shutil.copy(REPO / "nbgrader_config.py", dest / "nbgrader_config.py")
+    if release:
+        nbgrader(dest, "generate_assignment", chapter, "--force", "--no-db")
+    return dest
+
+
+def nbgrader(root: Path, *args: str, env: dict | None = None, check: bool = True) -> subprocess.CompletedProcess:
+    """Plain nbgrader, as an instructor runs it from the course folder."""
+    full_env = {**os.environ, **(env or {})}
+    full_env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + full_env.get("PATH", "")
+    done = subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=root, capture_output=True, text=True,
+                          env=full_env, timeout=1800)
+    if check and done.returncode != 0:
+        raise AssertionError(f"nbgrader {' '.join(args)} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+    return done
+
+
+def answer_cells(nb: nbformat.NotebookNode) -> dict[str, str]:
+    """grade_id -> source of every autograded-answer cell."""
+    out = {}
+    for c in nb.cells:
+        md = c.metadata.get("nbgrader", {})
+        if c.cell_type == "code" and md.get("solution") and not md.get("grade"):
+            out[md["grade_id"]] = c.source
+    return out
+
+
+def grade_points(nb: nbformat.NotebookNode) -> dict[str, float]:
+    """Test grade_id -> points."""
+    return {c.metadata.nbgrader["grade_id"]: float(c.metadata.nbgrader.get("points", 0)) for c in nb.cells
+            if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("grade")
+            and not c.metadata.nbgrader.get("solution")}
+
+
+def wrong_answer(slug: str, k: int = 0) -> str | None:
+    path = WRONG_DIR / f"{slug}.py"
+    if not path.exists():
+        return None
+    ns: dict = {}
+    exec(path.read_text(), ns)  # a list of answer sources written by the course's authors
+    wrong = ns.get("WRONG", [])
+    return wrong[k % len(wrong)] if wrong else None
+
+
+def submission(released: Path, solution: Path, wrong: set[str] = frozenset(), k: int = 0) -> nbformat.NotebookNode:
+    """The released notebook with answers: from the solution, except slugs in `wrong`."""
+    sol = answer_cells(nbformat.read(str(solution), as_version=4))
+    nb = nbformat.read(str(released), as_version=4)
+    for c in nb.cells:
+        gid = c.metadata.get("nbgrader", {}).get("grade_id")
+        if gid in sol:
+            slug = gid[: -len("-answer")] if gid.endswith("-answer") else gid
+            if slug in wrong:
+                c.source = wrong_answer(slug, k) or c.source  # no wrong answer on file: leave it unanswered
+            else:
+                c.source = sol[gid]
+    return nb
+
+
+def slugs(solution: Path) -> list[str]:
+    return list(grade_points(nbformat.read(str(solution), as_version=4)))
+
+
+def write(nb: nbformat.NotebookNode, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, str(path))
+
+
+def dump(obj) -> str:
+    return json.dumps(obj, indent=1, sort_keys=True)
