@@ -20,8 +20,19 @@ def _positions_by_pointer(t: torch.Tensor) -> list[int]:
     return [(t[idx].data_ptr() - base) // t.element_size() for idx in flat_index]
 
 
-@pytest.mark.parametrize("shape,op,layout", ALL_CASES)
-def test_core_agrees_with_pytorch_for_every_case(shape, op, layout):
+def _random_cases(count: int, seed: int = 3):
+    """Shapes beyond the drop-down's: rank 1-4, sizes 1-4, every op, both layouts where possible."""
+    rng = np.random.default_rng(seed)
+    cases = []
+    for _ in range(count):
+        shape = tuple(int(n) for n in rng.integers(1, 5, size=int(rng.integers(1, 5))))
+        layout = memory.LAYOUTS[int(rng.integers(0, 2))] if len(shape) >= 2 else "contiguous"
+        cases.append((shape, str(rng.choice(list(memory.OPS))), layout))
+    return cases
+
+
+@pytest.mark.parametrize("shape,op,layout", ALL_CASES + _random_cases(60))
+def test_core_agrees_with_pytorch(shape, op, layout):
     state = memory.explore(shape, op, layout)
     x = memory.make_source(shape, layout)
     assert state.shape == tuple(x.shape) == shape
