@@ -13,7 +13,6 @@ import os
 import secrets
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -148,10 +147,11 @@ class Progress:
 
 
 def autograde(course: Course, chapter: str, workers: int | None = None, scheduler: str | None = None,
-              limits: Limits = Limits(), force: bool = False, students: list[str] | None = None,
+              limits: Limits | None = None, force: bool = False, students: list[str] | None = None,
               progress: bool = True, seed: int | None = None) -> dict[str, dict]:
     """Grade every collected submission of `chapter`; returns the record of each student graded now."""
     warn_missing()
+    limits = limits or Limits()
     notebooks = course.notebooks(chapter)
     everyone = course.students(chapter)
     if students:
@@ -165,19 +165,16 @@ def autograde(course: Course, chapter: str, workers: int | None = None, schedule
         return {}
     seed = secrets.randbelow(2**62) if seed is None else int(seed)
     n = workers or os.cpu_count() or 1
-    # Workers spend seconds importing torch: start them while the gradebook is brought up to date.
-    starting = ThreadPoolExecutor(1).submit(
-        lambda: DaskPool(scheduler, limits) if scheduler else LocalPool(min(n, max(1, len(todo) * len(notebooks))),
-                                                                        limits))
+    # Workers spend seconds importing torch: they start now, while the gradebook is brought up to date.
+    pool = (DaskPool(scheduler, limits) if scheduler
+            else LocalPool(min(n, max(1, len(todo) * len(notebooks))), limits, wait=False))
+    records: dict[str, dict] = {}
     try:
         gradebook.ensure_assignment(course, chapter)
         info = {nb: source_cells(course.db_url, chapter, nb) for nb in notebooks}
         sols = {nb: solution_notebook(course.solutions / chapter / f"{nb}.ipynb", chapter, nb, course.db_url)
                 for nb in notebooks}
-    finally:
-        pool = starting.result()
-    records: dict[str, dict] = {}
-    try:
+        pool.wait_ready()
         refs = {}
         ref_jobs = [Job(("", nb), _cells(sol), seed, list(sol.grade_cells.values())) for nb, sol in sols.items()]
         for job, raw in pool.run(ref_jobs):

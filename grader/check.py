@@ -23,7 +23,8 @@ def exercise_lines(nb: nbformat.NotebookNode) -> list[tuple[str, bool, str]]:
         if err is None:
             lines.append((md.get("grade_id", "?"), True, "passed"))
         elif err.get("ename") == "NotImplementedError":
-            lines.append((md.get("grade_id", "?"), False, "not answered yet (the answer cell still raises NotImplementedError)"))
+            lines.append((md.get("grade_id", "?"), False,
+                          "not answered yet (the answer cell still raises NotImplementedError)"))
         else:
             lines.append((md.get("grade_id", "?"), False, f"{err.get('ename')}: {err.get('evalue')}"))
     return lines

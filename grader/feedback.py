@@ -72,7 +72,8 @@ def feedback(course: Course, chapter: str, students: list[str] | None = None) ->
             text = html.unescape(re.sub(r"<[^>]+>", "", page))
             leaked = [s for s in secrets if s in text]
             if leaked:
-                raise RuntimeError(f"refusing to write feedback for {student}: hidden test text {leaked[0]!r} would leak")
+                raise RuntimeError(f"refusing to write feedback for {student}: "
+                                   f"hidden test text {leaked[0]!r} would leak")
             out = course.feedback / student / chapter / f"{nb_path.stem}.html"
             out.parent.mkdir(parents=True, exist_ok=True)
             out.write_text(page, encoding="utf-8")
@@ -87,6 +88,7 @@ def _hidden_lines(path: Path) -> set[str]:
     for cell in nb["cells"]:
         src = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
         for block in re.findall(r"### BEGIN HIDDEN TESTS(.*?)### END HIDDEN TESTS", src, re.S):
-            hidden |= {ln.strip() for ln in block.splitlines() if len(ln.strip()) > 12 and not ln.strip().startswith("#")}
+            lines = (ln.strip() for ln in block.splitlines())
+            hidden |= {ln for ln in lines if len(ln) > 12 and not ln.startswith("#")}
         outside |= {ln.strip() for ln in HIDDEN.sub("", src).splitlines()}
     return hidden - outside

@@ -61,7 +61,7 @@ def _changed_since_saved(course: Course, chapter: str) -> bool:
 
     stamp = course.db_path.with_name(".gradebook-sources.json")
     if not stamp.exists():
-        return False  # recorded by nbgrader itself: trust it
+        return True  # recorded by someone else, perhaps from older solutions: record it again
     return json.loads(stamp.read_text()).get(chapter) != _source_stamp(course, chapter)
 
 

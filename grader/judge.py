@@ -62,7 +62,9 @@ def emitted(outputs: Any, slug: str) -> tuple[list[tuple[str, Any, dict]], list[
 def same(ref: Any, got: Any, rtol: float = RTOL, atol: float = ATOL, path: str = "") -> str | None:
     """None when `got` matches `ref` (plain JSON data); else where and how it differs."""
     if type(ref) is bool or type(got) is bool:
-        return None if type(ref) is type(got) and ref == got else f"{path or 'value'}: got {_short(got)}, expected {_short(ref)}"
+        if type(ref) is type(got) and ref == got:
+            return None
+        return f"{path or 'value'}: got {_short(got)}, expected {_short(ref)}"
     if type(ref) in (int, float) and type(got) in (int, float):
         if type(ref) is int and type(got) is int:
             return None if ref == got else f"{path or 'value'}: got {got}, expected {ref}"
@@ -156,7 +158,8 @@ def reference_values(sol: Sanitised, raw: RawResult) -> dict[str, list[tuple[str
     for gid, pos in sol.grade_cells.items():
         if states[pos] != "ok":
             raise RuntimeError(f"the solution fails its own test cell {gid!r} ({states[pos]}): "
-                               f"{first_error(raw.cells.get(pos))}")
+                               f"{first_error(raw.cells.get(pos))} [run: {raw.status}, exit code {raw.code}, "
+                               f"signal {raw.signal}, {raw.error[-300:]}]")
         values, bad = emitted(raw.cells[pos]["outputs"], gid)
         if bad:
             raise RuntimeError(f"the solution's test cell {gid!r} emitted malformed values: {bad}")

@@ -64,19 +64,33 @@ class Facilities:
         return not self.missing
 
 
-def _readable_by_others(path: Path) -> bool:
-    """Can an unprivileged uid reach `path` (every ancestor searchable, the path readable)?"""
-    path = path.resolve()
-    for parent in [path, *path.parents]:
-        mode = parent.stat().st_mode
-        if not mode & stat.S_IXOTH:
+def _readable_by_others(path: Path, ancestors: bool = True) -> bool:
+    """Can an unprivileged uid read `path` (and reach it, when `ancestors`)?"""
+    try:
+        st = path.stat()
+        if not st.st_mode & stat.S_IROTH or (path.is_dir() and not st.st_mode & stat.S_IXOTH):
             return False
-    return bool(path.stat().st_mode & stat.S_IROTH)
+        return not ancestors or all(p.stat().st_mode & stat.S_IXOTH for p in path.resolve().parents)
+    except OSError:
+        return False
+
+
+def _probe_files() -> list[Path]:
+    """Files every job imports: if other users cannot read these, dropping the uid would break imports."""
+    import importlib.util
+
+    found = []
+    for name in ("torch", "numpy", "IPython", "torchcourse"):
+        spec = importlib.util.find_spec(name)
+        if spec and spec.origin:
+            found.append(Path(spec.origin))
+    return found
 
 
 def _bwrap_works(bwrap: str) -> bool:
     try:
-        done = subprocess.run([bwrap, "--unshare-net", "--unshare-pid", "--die-with-parent", "--ro-bind", "/usr", "/usr",
+        done = subprocess.run([bwrap, "--unshare-net", "--unshare-pid", "--die-with-parent",
+                               "--ro-bind", "/usr", "/usr",
                                "--symlink", "usr/bin", "/bin", "--symlink", "usr/lib", "/lib",
                                "--symlink", "usr/lib64", "/lib64", "--proc", "/proc", "--dev", "/dev", "/usr/bin/true"],
                               capture_output=True, timeout=20)
@@ -104,13 +118,15 @@ def facilities() -> Facilities:
     if not bwrap:
         missing.append("bubblewrap (apt-get install bubblewrap; run as root) is unavailable: learner code sees "
                        "the grader's filesystem, so it can read world-readable files such as solutions/")
-    prefix_ok = _readable_by_others(Path(sys.prefix)) and _readable_by_others(Path(sys.base_prefix))
-    drop = root and (bool(bwrap) or prefix_ok)
+    # Inside bubblewrap the folders above the environment are recreated readable; outside it they must be.
+    needed = [Path(sys.prefix), Path(sys.base_prefix), *_probe_files()]
+    readable = all(_readable_by_others(p, ancestors=not bwrap) for p in needed)
+    drop = root and readable
     if not root:
         missing.append("not running as root: learner code runs as your own user, with no process-count limit")
     elif not drop:
-        missing.append(f"{sys.prefix} is not readable by other users and bubblewrap is unavailable: "
-                       "learner code keeps root's uid")
+        missing.append(f"the Python environment ({sys.prefix}) or the course library is not readable by other "
+                       "users: learner code keeps root's uid (make them world-readable, or install bubblewrap)")
     netns = bool(bwrap) or root or _userns_works()
     if not netns:
         missing.append("no network namespace: learner code can reach the network")
@@ -149,7 +165,9 @@ def _bwrap_command(bwrap: str, jobs_root: Path) -> list[str]:
     for f in ("/etc/alternatives", "/etc/ld.so.cache", "/etc/localtime", "/etc/passwd", "/etc/group",
               "/etc/nsswitch.conf", "/etc/fonts"):
         cmd += ["--ro-bind-try", f, f]
-    cmd += ["--dev", "/dev", "--proc", "/proc", "--size", str(256 * 2**20), "--perms", "1777", "--tmpfs", "/tmp"]
+    cmd += ["--dev", "/dev", "--proc", "/proc", "--size", str(256 * 2**20), "--perms", "0755", "--tmpfs", "/tmp"]
+    # /tmp belongs to the worker (root); a job writes only in its own folder, deleted after it, so nothing a
+    # job leaves behind can reach the next submission.
     made: set[str] = {"/", "/tmp", "/usr", "/dev", "/proc", "/etc"}
     for d in _library_dirs():
         # Parent folders bubblewrap creates are 0700 unless told: uid-dropped children could not reach them.
@@ -215,8 +233,8 @@ def parse_results(path: Path, n_cells: int) -> dict[int, dict]:
 class SandboxWorker:
     """One warm worker process; `run` grades one notebook's cells at a time."""
 
-    def __init__(self, limits: Limits = Limits(), slot: int = 0) -> None:
-        self.limits = limits
+    def __init__(self, limits: Limits | None = None, slot: int = 0, wait: bool = True) -> None:
+        self.limits = limits or Limits()
         self.fac = facilities()
         self.jobs_root = Path(tempfile.mkdtemp(prefix="torchcourse-jobs-"))
         os.chmod(self.jobs_root, 0o711)
@@ -225,11 +243,19 @@ class SandboxWorker:
         self.counter = 0
         self.proc: subprocess.Popen | None = None
         self.log = open(self.jobs_root.with_suffix(".log"), "w+b")
-        self.start()
+        self.spawn()
+        if wait:
+            self.wait_ready()
 
     # ----------------------------------------------------------------- process
     def start(self) -> None:
-        python = str(Path(sys.prefix) / "bin" / "python")
+        self.spawn()
+        self.wait_ready()
+
+    def spawn(self) -> None:
+        """Start the worker process. Call it from a thread that outlives the worker: bubblewrap's
+        --die-with-parent ties the sandbox to the *thread* that started it."""
+        python = str(Path(sys.prefix).resolve() / "bin" / "python")
         if self.fac.bwrap:
             cmd = _bwrap_command(self.fac.bwrap, self.jobs_root)
             for k, v in _worker_env().items():
@@ -242,6 +268,8 @@ class SandboxWorker:
             env["IPYTHONDIR"] = str(self.jobs_root) + ".ipython"
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log,
                                      env=env, cwd=self.jobs_root, bufsize=0)
+
+    def wait_ready(self) -> None:
         line = self._readline(timeout=180)
         if not line or not json.loads(line).get("ready"):
             self.close()

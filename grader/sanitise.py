@@ -59,7 +59,8 @@ def read_notebook(path: Path) -> NotebookNode:
     except UnicodeDecodeError:
         raise SanitiseError(f"{path.name} is not UTF-8 text, so not a notebook") from None
     except Exception as exc:  # nbformat raises several types for bad JSON or an unknown version
-        raise SanitiseError(f"{path.name} is not a readable notebook ({type(exc).__name__}: {str(exc)[:200]})") from None
+        why = f"{type(exc).__name__}: {str(exc)[:200]}"
+        raise SanitiseError(f"{path.name} is not a readable notebook ({why})") from None
     if not isinstance(nb.get("cells"), list):
         raise SanitiseError(f"{path.name} has no list of cells")
     return nb
@@ -146,7 +147,8 @@ def sanitise(path: Path, chapter: str, notebook: str, db_url: str, known: dict[s
             step.log = quiet
             nb, resources = step.preprocess(nb, resources)
     except Exception as exc:
-        raise SanitiseError(f"{path.name}: nbgrader could not restore its cells ({type(exc).__name__}: {exc})") from None
+        why = f"{type(exc).__name__}: {exc}"
+        raise SanitiseError(f"{path.name}: nbgrader could not restore its cells ({why})") from None
     code_cells = [i for i, c in enumerate(nb.cells) if c.cell_type == "code"]
     grade_cells = {}
     for pos, i in enumerate(code_cells):

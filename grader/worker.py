@@ -35,6 +35,7 @@ import matplotlib  # noqa: E402
 import matplotlib.figure  # noqa: E402
 import matplotlib.pyplot  # noqa: E402,F401
 import matplotlib_inline.backend_inline  # noqa: E402,F401
+
 try:  # importing dynamo rebinds torch functions (manual_seed, ...): do it before the integrity snapshot
     import torch._dynamo  # noqa: E402,F401
 except Exception:
@@ -66,6 +67,7 @@ EMIT_MIME = "application/vnd.torchcourse.emit+json"
 STREAM_CAP = 100_000          # characters kept per stream per cell
 DISPLAY_CAP = 4_000_000       # bytes of one display bundle, serialised
 CELL_CAP = 16_000_000         # bytes of one cell's outputs, serialised
+SETUP_TIMEOUT = 60.0          # seconds a child may take to set itself up before its first cell
 CLONE_NEWNET = 0x40000000
 PR_SET_NO_NEW_PRIVS = 38
 PR_SET_PDEATHSIG = 1
@@ -270,7 +272,7 @@ def _limits(spec: dict) -> None:
 def run_child(shell: GradeShell, spec: dict, tick: int, snap: dict) -> None:
     """Set up the sandboxed process and run every cell; never returns."""
     os.setsid()
-    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # an interrupt is for a cell, never for this set-up
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     jobdir = spec["dir"]
@@ -317,6 +319,11 @@ def run_child(shell: GradeShell, spec: dict, tick: int, snap: dict) -> None:
         torchcourse.grading.set_seed(seed)
     shell.user_ns["__name__"] = "__main__"
     watch = set(job.get("watch", []))
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        os.write(tick, b"r")  # ready: the first cell's clock starts now
+    except OSError:
+        pass
     for index, source in enumerate(job["cells"]):
         COLLECT.reset()
         tampered: list[str] = []
@@ -376,6 +383,29 @@ def _kill_uid(uid: int | None, pid: int) -> None:
     os.waitpid(helper, 0)
 
 
+def _sweep(uid: int | None) -> None:
+    """Remove what a job left in shared scratch folders, so the next submission cannot read it."""
+    if uid is None:
+        return
+    import shutil
+
+    for folder in ("/dev/shm", "/tmp", "/var/tmp"):
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                if entry.stat(follow_symlinks=False).st_uid != uid:
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    shutil.rmtree(entry.path, ignore_errors=True)
+                else:
+                    os.unlink(entry.path)
+            except OSError:
+                pass
+
+
 def run_job(shell: GradeShell, spec: dict, snap: dict) -> dict:
     r, w = os.pipe()
     sys.stdout.flush()
@@ -394,18 +424,23 @@ def run_job(shell: GradeShell, spec: dict, snap: dict) -> dict:
     os.close(w)
     pidfd = os.pidfd_open(pid)
     status = "exited"
-    cell_start = start
+    cell_start = None  # set when the child says it is ready
     interrupted_at = None
     reading = True
     while True:
         now = time.monotonic()
-        if interrupted_at is None:
+        if cell_start is None:  # setting up: generous, a loaded machine can be slow to fork and drop
+            deadline = min(start + SETUP_TIMEOUT, start + spec["budget"])
+        elif interrupted_at is None:
             deadline = min(cell_start + spec["cell_timeout"], start + spec["budget"])
         else:  # the grace an interrupted cell gets to stop by itself
             deadline = min(interrupted_at + 2.0, start + spec["budget"])
         if now >= deadline:
             if now >= start + spec["budget"]:
                 status = "budget"
+                break
+            if cell_start is None:
+                status = "timeout"
                 break
             if interrupted_at is None:  # like Jupyter: interrupt first, so a loop in one cell costs only that cell
                 os.kill(pid, signal.SIGINT)
@@ -421,7 +456,7 @@ def run_job(shell: GradeShell, spec: dict, snap: dict) -> dict:
             data = os.read(r, 4096)
             if not data:
                 reading = False
-            elif b"." in data:
+            elif b"." in data or b"r" in data:
                 cell_start = time.monotonic()
                 interrupted_at = None
     try:
@@ -430,6 +465,7 @@ def run_job(shell: GradeShell, spec: dict, snap: dict) -> dict:
         pass
     _kill_uid(spec.get("uid"), pid)
     _, wstatus = os.waitpid(pid, 0)
+    _sweep(spec.get("uid"))
     os.close(pidfd)
     os.close(r)
     reply = {"id": spec["id"], "status": status, "seconds": round(time.monotonic() - start, 3)}

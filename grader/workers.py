@@ -6,6 +6,7 @@ and the gradebook stay in the calling process; a pool only computes.
 
 from __future__ import annotations
 
+import atexit
 import os
 import queue
 import threading
@@ -27,15 +28,19 @@ class Job:
 class LocalPool:
     """`n` warm sandbox workers on this machine (torch imported once each)."""
 
-    def __init__(self, n: int, limits: Limits) -> None:
+    def __init__(self, n: int, limits: Limits, wait: bool = True) -> None:
         self.n = max(1, int(n))
         self.limits = limits
         self.free: queue.Queue[SandboxWorker] = queue.Queue()
-        self.all: list[SandboxWorker] = []
-        with ThreadPoolExecutor(self.n) as ex:  # start them side by side: each spends seconds importing torch
-            for w in ex.map(lambda slot: SandboxWorker(limits, slot), range(self.n)):
-                self.all.append(w)
-                self.free.put(w)
+        # Started side by side from this (long-lived) thread; each spends seconds importing torch.
+        self.all = [SandboxWorker(limits, slot, wait=False) for slot in range(self.n)]
+        if wait:
+            self.wait_ready()
+
+    def wait_ready(self) -> None:
+        for w in self.all:
+            w.wait_ready()
+            self.free.put(w)
 
     def _one(self, job: Job) -> RawResult:
         w = self.free.get()
@@ -78,6 +83,7 @@ def run_on_dask_worker(cells: list[str], seed: int, watch: list[int], limits: di
         if w is not None:
             w.close()
         w = _local.worker = SandboxWorker(lim, slot=threading.get_ident() % 1000)
+        atexit.register(w.close)
     return w.run(cells, seed, watch).to_dict()
 
 
@@ -88,6 +94,7 @@ class DaskPool:
         from distributed import Client
 
         self.client = Client(address, timeout="30s")
+        self.wait_ready = lambda: None
         self.limits = limits
         here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
         # Workers started elsewhere may not have the grader on their path: send this checkout's path.

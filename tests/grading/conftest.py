@@ -34,7 +34,8 @@ def submit(root: Path, student: str, files: dict[str, Path | None]) -> Path:
 
 
 def submit_case(root: Path, case: str) -> Path:
-    return submit(root, case, {"a-basics.ipynb": CASES / f"{case}.ipynb", "b-more.ipynb": CASES / "correct-b-more.ipynb"})
+    return submit(root, case, {"a-basics.ipynb": CASES / f"{case}.ipynb",
+                               "b-more.ipynb": CASES / "correct-b-more.ipynb"})
 
 
 @pytest.fixture(scope="session")

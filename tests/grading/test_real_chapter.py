@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.grading.realcourse import REPO, course_copy, submission, grade_points, write
+from tests.grading.realcourse import REPO, course_copy, grade_points, submission, write
 
 pytestmark = pytest.mark.grading
 CHAPTER = "01-tensors"

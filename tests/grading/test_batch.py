@@ -1,0 +1,159 @@
+"""Batch behaviour: a grader killed halfway resumes without loss or duplication; 1 and 2 workers
+and a Dask LocalCluster give identical scores; the command line works end to end with
+nbgrader's export and formgrader's data."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import zipfile
+
+import pytest
+
+from tests.grading.conftest import CASES, CHAPTER, REPO, fixture_course, submit, submit_case
+
+pytestmark = pytest.mark.grading
+MIX = ["honest-correct", "one-wrong", "untouched-release", "os-exit", "patch-torchcourse", "correct-warns"]
+
+
+def _records(root):
+    out = {}
+    for p in (root / "autograded").glob(f"*/{CHAPTER}/.torchcourse-grade.json"):
+        r = json.loads(p.read_text())
+        out[r["student"]] = r
+    return out
+
+
+def _grader(root, *args, timeout=600):
+    return subprocess.run([sys.executable, "-m", "grader", "--root", str(root), *args], cwd=REPO,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def test_killed_halfway_then_resumed(tmp_path):
+    root = fixture_course(tmp_path)
+    students = []
+    for k in range(8):  # every other one waits on a 2-second cell timeout, so the kill lands mid-batch
+        case = "infinite-loop" if k % 2 else "honest-correct"
+        students.append(f"{case}-{k}")
+        submit(root, students[-1], {"a-basics.ipynb": CASES / f"{case}.ipynb",
+                                    "b-more.ipynb": CASES / "correct-b-more.ipynb"})
+    cmd = [sys.executable, "-m", "grader", "--root", str(root), "autograde", CHAPTER, "--workers", "1",
+           "--cell-timeout", "2"]
+    proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 240
+    while len(_records(root)) < 2 and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    below = _descendants(proc.pid)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    first = _records(root)
+    assert 2 <= len(first) < len(students), f"the kill did not land halfway: {len(first)} graded"
+    assert below, "the grader had no sandbox workers to check"
+    time.sleep(2.0)  # the sandbox workers die with their parent (bwrap --die-with-parent, PR_SET_PDEATHSIG)
+    assert not below & _descendants(1, everyone=True), "sandbox processes outlived the killed grader"
+    again = _grader(root, "autograde", CHAPTER, "--workers", "1", "--cell-timeout", "2")
+    assert again.returncode == 0, again.stderr
+    assert f"graded {len(students) - len(first)} submissions" in again.stdout
+    final = _records(root)
+    assert sorted(final) == sorted(students)
+    for s, r in first.items():  # finished before the kill: not graded again
+        assert final[s]["graded_at"] == r["graded_at"] and final[s]["seed"] == r["seed"]
+    for s, r in final.items():
+        assert r["score"] == 6.0, (s, r["exercises"])
+    from nbgrader.api import Gradebook
+
+    with Gradebook("sqlite:///" + str(root / "gradebook.db")) as gb:
+        subs = gb.assignment_submissions(CHAPTER)
+        assert sorted(x.student.id for x in subs) == sorted(students)  # one submission each, none twice
+        assert all(x.score == 6.0 for x in subs)
+
+
+def _descendants(pid: int, everyone: bool = False) -> set[int]:
+    rows = [line.split() for line in subprocess.run(["ps", "-eo", "pid=,ppid="], capture_output=True,
+                                                     text=True).stdout.splitlines()]
+    if everyone:
+        return {int(p) for p, _ in rows}
+    found, frontier = set(), {pid}
+    while frontier:
+        frontier = {int(p) for p, pp in rows if int(pp) in frontier} - found
+        found |= frontier
+    return found
+
+
+def _grade(root, **kw):
+    from grader.autograde import autograde
+    from grader.course import Course
+    from grader.sandbox import Limits
+
+    recs = autograde(Course(root), CHAPTER, limits=Limits(cell_timeout=3, budget=20), progress=False, seed=1234, **kw)
+    return {s: [(e["grade_id"], e["score"], e["status"]) for e in r["exercises"]] for s, r in recs.items()}
+
+
+def test_one_and_two_workers_agree(tmp_path):
+    roots = []
+    for k in (1, 2):
+        root = fixture_course(tmp_path / f"w{k}")
+        for case in MIX:
+            submit_case(root, case)
+        roots.append(root)
+    one, two = _grade(roots[0], workers=1), _grade(roots[1], workers=2)
+    assert one == two
+    assert sorted(one) == sorted(MIX)
+
+
+def test_dask_local_cluster(tmp_path):
+    distributed = pytest.importorskip("distributed")
+    root = fixture_course(tmp_path / "dask")
+    local = fixture_course(tmp_path / "local")
+    for case in MIX[:4]:
+        submit_case(root, case)
+        submit_case(local, case)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        on_dask = _grade(root, scheduler=cluster.scheduler_address)
+    assert on_dask == _grade(local, workers=2)
+
+
+def test_command_line_end_to_end(tmp_path):
+    root = fixture_course(tmp_path)
+    download = tmp_path / "lms.zip"  # an LMS download: student in the file name, decorations around it
+    with zipfile.ZipFile(download, "w") as zf:
+        zf.write(CASES / "honest-correct.ipynb", "Smith, Jane_1234_5678_a-basics-1.ipynb")
+        zf.write(CASES / "correct-b-more.ipynb", "Smith, Jane_1234_5679_b-more.ipynb")
+        zf.write(CASES / "one-wrong.ipynb", "doe.john_2_3_a-basics.ipynb")
+        zf.writestr("../../escape_1_1_a-basics.ipynb", "{}")
+        zf.writestr("notes.txt", "not a notebook")
+    done = _grader(root, "collect", CHAPTER, "--from", str(download))
+    assert done.returncode == 0, done.stderr
+    # The entry that climbs out of the archive ("../../") is refused, and nothing lands outside.
+    assert sorted(p.name for p in (root / "submitted").iterdir()) == ["doe.john", "smith_jane"]
+    assert not list(tmp_path.parent.rglob("escape_1_1_a-basics.ipynb"))
+    done = _grader(root, "autograde", CHAPTER, "--cell-timeout", "10")
+    assert done.returncode == 0, done.stderr
+    recs = _records(root)
+    assert recs["smith_jane"]["score"] == 6 and recs["doe.john"]["score"] == 3
+    done = _grader(root, "feedback", CHAPTER)
+    assert done.returncode == 0, done.stderr
+    page = (root / "feedback" / "doe.john" / CHAPTER / "a-basics.html").read_text()
+    assert "BEGIN HIDDEN" not in page and 'emit("fx-double"' not in page and "rng(&quot;fx-strides" not in page
+    assert "fx-double" in page and "returned tensor([3., 6.])" in page
+    done = _grader(root, "report", CHAPTER)
+    assert done.returncode == 0, done.stderr
+    rows = list(csv.DictReader(open(root / "reports" / f"{CHAPTER}.csv")))
+    assert {r["student"]: float(r["score"]) for r in rows} == {"smith_jane": 6, "doe.john": 3}
+    html = (root / "reports" / f"{CHAPTER}.html").read_text()
+    assert html.count("data:image/png;base64,") >= 2 and "Flagged submissions" in html
+    # nbgrader's own export reads the gradebook the grader wrote.
+    cfg = "c = get_config()\nc.CourseDirectory.course_id = 'torchcourse'\nc.CourseDirectory.source_directory = " \
+          "'solutions'\nc.CourseDirectory.release_directory = 'chapters'\n"
+    (root / "nbgrader_config.py").write_text(cfg)
+    env = {**os.environ, "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"]}
+    done = subprocess.run([sys.executable, "-m", "nbgrader", "export"], cwd=root, capture_output=True, text=True,
+                          env=env)
+    assert done.returncode == 0, done.stderr
+    exported = {r["student_id"]: float(r["score"]) for r in csv.DictReader(open(root / "grades.csv"))}
+    assert exported == {"smith_jane": 6, "doe.john": 3}

@@ -1,0 +1,123 @@
+"""The sandbox's walls, probed from inside; the learner's `check`; `release` refusing leaks."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from tests.grading.conftest import CASES, REPO, fixture_course
+
+pytestmark = pytest.mark.grading
+
+PROBE = [
+    "import os, socket\nprint('uid', os.getuid(), os.getgid())",
+    "caps = [l for l in open('/proc/self/status') if l.startswith('CapEff')][0].split()[1]\nprint('caps', caps)",
+    f"print('repo-secrets', [p for p in ('{REPO}/solutions', '{REPO}/gradebook.db', '{REPO}/submitted', "
+    f"'/root', '/srv/nbgrader') if os.path.exists(p)])",
+    f"try:\n    open('{sys.prefix}/pyvenv.cfg', 'a')\n    print('venv writable')\nexcept OSError as e:\n"
+    f"    print('venv read-only', type(e).__name__)",
+    "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+    "print('umount', libc.umount2(b'/usr', 2), ctypes.get_errno())",
+    "try:\n    os.kill(1, 9)\n    print('kill ok')\nexcept OSError as e:\n    print('kill refused', type(e).__name__)",
+    "import resource\n"
+    "print('limits', resource.getrlimit(resource.RLIMIT_NPROC), resource.getrlimit(resource.RLIMIT_AS)[0] > 0)",
+    "print('env', sorted(os.environ))",
+    "for d in ('/tmp', '/dev/shm', '/jobs'):\n    try:\n        open(d + '/left-behind', 'w').write('x')\n"
+    "        print('wrote', d)\n    except OSError as e:\n        print('cannot write', d)",
+    "import torch\nprint('torch', torch.ones(2).sum().item())",
+]
+
+
+@pytest.fixture(scope="module")
+def probe():
+    from grader.sandbox import Limits, SandboxWorker
+
+    with SandboxWorker(Limits(cell_timeout=10, budget=30)) as w:
+        raw = w.run(PROBE, seed=1)
+    return "\n".join(o.get("text", "") for i in sorted(raw.cells) for o in raw.cells[i]["outputs"])
+
+
+def test_sandbox_walls(probe, sandbox_facilities):
+    assert "torch 2.0" in probe
+    assert "env ['HOME', 'MPLBACKEND', 'PATH', 'PYTHONDONTWRITEBYTECODE', 'TMPDIR', 'USER']" in probe
+    if not sandbox_facilities.drop_uid:
+        pytest.skip("cannot drop to an unprivileged uid here: " + "; ".join(sandbox_facilities.missing))
+    assert "uid 0" not in probe and "caps 0000000000000000" in probe
+    assert "venv read-only" in probe and "kill refused" in probe
+    assert "umount -1" in probe
+    assert "limits (64, 64) True" in probe
+    if not sandbox_facilities.bwrap:
+        pytest.skip("bubblewrap unavailable, the filesystem is not hidden: " + "; ".join(sandbox_facilities.missing))
+    assert "repo-secrets []" in probe
+    assert "wrote /tmp" not in probe and "wrote /jobs" not in probe
+
+
+def test_learner_check(tmp_path):
+    shutil.copy(CASES / "one-wrong.ipynb", tmp_path / "a.ipynb")
+    done = subprocess.run([sys.executable, "-m", "grader", "check", str(tmp_path / "a.ipynb")], cwd=REPO,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("FAIL  fx-double: CheckFailed: double(torch.tensor([1.0, 2.0])) returned "
+                               "tensor([3., 6.])")
+    assert lines[1] == "PASS  fx-strides: passed"
+    assert "graded checks include more cases" in done.stdout
+
+
+def test_release_refuses_leaks(tmp_path):
+    from grader.release import LeakError, release
+
+    root = fixture_course(tmp_path)
+    (root / "grader").mkdir()
+    shutil.copy(REPO / "grader" / "nbgrader_config.py", root / "grader" / "nbgrader_config.py")
+    shutil.copy(REPO / "nbgrader_config.py", root / "nbgrader_config.py")
+    assert release(["01-tensors"], root=root) == ["01-tensors"]
+    released = (root / "chapters" / "01-tensors" / "a-basics.ipynb").read_text()
+    assert "HIDDEN" not in released and "step *= n" not in released
+    (root / "book").mkdir()
+    (root / "book" / "hints.md").write_text("# Hints\n\n    got = call(contiguous_strides, shape)\n")
+    with pytest.raises(LeakError, match="book/hints.md"):
+        release(["01-tensors"], root=root)
+    (root / "book" / "hints.md").unlink()
+    (root / "_toc.yml").write_text("format: jb-book\nroot: book/index\nchapters:\n"
+                                   "- file: solutions/01-tensors/a-basics\n")
+    with pytest.raises(LeakError, match="_toc.yml"):
+        release(["01-tensors"], root=root)
+
+
+def test_course_under_a_private_folder(tmp_path):
+    """CI clones into `mktemp -d` (mode 0700): the sandbox must still let its unprivileged uid import torch.
+
+    The repository is bind-mounted below a 0700 folder inside a private mount namespace, and the
+    grader is run from there, as a CI runner would run it.
+    """
+    from grader.sandbox import facilities
+
+    if not facilities().bwrap:
+        pytest.skip("needs bubblewrap; missing here: " + "; ".join(facilities().missing))
+    private = tmp_path / "private"
+    (private / "repo").mkdir(parents=True)
+    private.chmod(0o700)
+    script = (f"mount --bind {REPO} {private}/repo && cd {private}/repo && "
+              f"{private}/repo/.venv/bin/python -c \"{PRIVATE_PROBE}\"")
+    done = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c", script],
+                          capture_output=True, text=True, timeout=300)
+    if "mount:" in done.stderr and done.returncode != 0:
+        pytest.skip("cannot bind-mount here: " + done.stderr.strip()[:200])
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "prefix-under-private True" in done.stdout
+    assert "uid-dropped True" in done.stdout and "torch-ok 2.0" in done.stdout, done.stdout + done.stderr
+
+
+PRIVATE_PROBE = (
+    "import sys; from grader.sandbox import SandboxWorker, Limits, facilities; "
+    "print('prefix-under-private', '/private/' in sys.prefix); "
+    "w = SandboxWorker(Limits(cell_timeout=20, budget=60)); "
+    "r = w.run(['import os, torch', 'print(\\\"uid-dropped\\\", os.getuid() != 0)', "
+    "'print(\\\"torch-ok\\\", torch.ones(2).sum().item())'], seed=1); w.close(); "
+    "print(''.join(o.get('text', '') for i in sorted(r.cells) for o in r.cells[i]['outputs'])); "
+    "print(facilities().missing)"
+)
