@@ -62,12 +62,17 @@ def bench_notebooks() -> bool:
     print(f"Notebooks: each executed once in a fresh kernel (budget < {NOTEBOOK_BUDGET_S:.0f} s)")
     for path in paths:
         nb = nbformat.read(path, as_version=4)
+        slowest = (0.0, -1)
         with tempfile.TemporaryDirectory() as workdir:
             client = NotebookClient(nb, kernel_name="python3", timeout=120, allow_errors=True,
                                     resources={"metadata": {"path": workdir}})
             start = time.perf_counter()
             try:
-                client.execute()
+                with client.setup_kernel():
+                    for index, cell in enumerate(nb.cells):
+                        began = time.perf_counter()
+                        client.execute_cell(cell, index)
+                        slowest = max(slowest, (time.perf_counter() - began, index))
                 error = ""
             except Exception as exc:  # a broken notebook is a failed budget, not a crashed script
                 error = f" ({type(exc).__name__}: {exc})"
@@ -79,7 +84,8 @@ def bench_notebooks() -> bool:
         ok = wall < NOTEBOOK_BUDGET_S and not error and not broken
         ok_all &= ok
         note = f" errors in cells {broken}" if broken else error
-        print(f"  {verdict(ok)}  {path.name:45} {wall:6.1f} s wall, {_cell_seconds(nb):5.1f} s in cells{note}")
+        print(f"  {verdict(ok)}  {path.name:45} {wall:6.1f} s wall, {_cell_seconds(nb):5.1f} s in cells, "
+              f"slowest cell {slowest[1]} ({slowest[0]:.1f} s){note}")
     return ok_all
 
 
