@@ -238,7 +238,9 @@ class _Canvas:
     def cell(self, x: float, y: float, text: str, colour: str, alpha: float, *, fontsize: float = 10,
              hatch: bool = False, dashed: bool = False) -> None:
         self.rect(x, y, _CELL_W, _CELL_H, colour, alpha, hatch=hatch, dashed=dashed)
-        self.ax.text(x + _CELL_W / 2, y + _CELL_H / 2, text, ha="center", va="center", fontsize=fontsize)
+        # A white backing keeps a label readable on top of hatching.
+        backing = {"bbox": {"fc": "white", "ec": "none", "pad": 0.6, "alpha": 0.85}} if hatch else {}
+        self.ax.text(x + _CELL_W / 2, y + _CELL_H / 2, text, ha="center", va="center", fontsize=fontsize, **backing)
 
     def finish(self) -> None:
         for items, extra in ((self.plain, {}), (self.hatched, {"hatch": "//"}), (self.dashed, {"linestyle": "--"})):
@@ -333,9 +335,10 @@ def draw_broadcast(state: BroadcastState, ax=None) -> Figure:
         width = max(width, x)
         bottom = grid_top - _GRID * GRID_ROWS - 0.8
     elif not state.ok:
-        ax.text(-3.0, bottom - 0.2, f"cannot broadcast at dimension {state.failing_dims[0]}",
+        ax.text(-3.0, bottom - 0.4, f"cannot broadcast at dimension {state.failing_dims[0]}",
                 ha="left", va="top", fontsize=10, color=_COLOURS["bad"])
-        bottom -= 0.9
+        bottom -= 0.6 + _GRID * GRID_ROWS + 0.8  # the space the grids would take: panels keep one scale
+        width = max(width, 4.0)
     canvas.finish()
     ax.set_xlim(-3.2, width + 0.2)
     ax.set_ylim(bottom, 0.8)
