@@ -107,16 +107,22 @@ def to_plain(value: Any) -> Any:
     raise NotPlainError(f"a value of type {t.__name__} cannot be checked; return plain Python or a tensor")
 
 
-def emit(slug: str, name: str, value: Any) -> None:
+def emit(slug: str, name: str, value: Any, *, rtol: float | None = None, atol: float | None = None) -> None:
     """Record a value that a hidden check judged, as a display output only the grader reads.
 
     Call it *before* asserting, so a failing check still records what the learner produced.
+    ``rtol``/``atol`` set how closely floats must match; the grader takes them from the
+    solution's run only, never from the learner's.
     """
     try:
         payload = to_plain(value)
     except NotPlainError as exc:
         payload = {"error": f"NotPlainError: {exc}"}
-    data = {EMIT_MIME: {"slug": slug, "name": name, "value": payload}}
+    record: dict[str, Any] = {"slug": slug, "name": name, "value": payload}
+    for key, tol in (("rtol", rtol), ("atol", atol)):
+        if tol is not None:
+            record[key] = float(tol)
+    data = {EMIT_MIME: record}
     try:
         from IPython import get_ipython
         from IPython.display import publish_display_data

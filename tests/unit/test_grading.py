@@ -150,8 +150,11 @@ def test_emit_publishes_one_output_with_only_the_emit_mime_type():
     try:
         grading.emit("tensor-facts", "case0", (2, (2, 3), 6))
         grading.emit("tensor-facts", "case1", Liar())
+        grading.emit("standardise", "case0", 0.5, rtol=1e-5, atol=1e-6)
     finally:
         shell.display_pub.publish = original
     assert published[0] == {grading.EMIT_MIME: {"slug": "tensor-facts", "name": "case0", "value": [2, [2, 3], 6]}}
     assert list(published[1]) == [grading.EMIT_MIME]
     assert published[1][grading.EMIT_MIME]["value"]["error"].startswith("NotPlainError")
+    assert published[2][grading.EMIT_MIME] == {"slug": "standardise", "name": "case0", "value": 0.5,
+                                               "rtol": 1e-5, "atol": 1e-6}
