@@ -53,7 +53,7 @@ $(VENDOR_STAMP): $(NPM_STAMP) book/vendor.py $(wildcard book/js/*.js)
 	$(BIN)/python book/vendor.py
 	@touch $@
 
-vendor: $(STAMP) $(VENDOR_STAMP)
+vendor: $(VENDOR_STAMP)
 
 # Learner site over chapters/ into _build/html; executions cached in _build/.jupyter_cache.
 book: $(STAMP) $(VENDOR_STAMP)

@@ -26,7 +26,6 @@ from sphinx.application import Sphinx
 from sphinx.util.docutils import SphinxDirective
 
 BOOK = Path(__file__).resolve().parent.parent
-CHAPTER_TITLES = {1: "Tensors 张量", 2: "Autograd 自动微分", 3: "Parallel computing 并行计算", 4: "AI hardware 硬件加速"}
 # Pages under chapters/ (learner) or solutions/ (instructor): <top>/<NN>-<name>/<page>
 _CHAPTER_DOC = re.compile(r"^(?:chapters|solutions)/(\d\d)-[^/]+/")
 HIDDEN_BEGIN, HIDDEN_END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"

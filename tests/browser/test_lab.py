@@ -1,0 +1,156 @@
+"""JupyterLab as `make lab` starts it (jupyter_lab_config.py), on loopback with a token.
+
+The server check needs no browser; the rest drives Debian's Chromium: open the first notebook
+of every chapter, run all cells, move a widget control and see the widget's output change,
+and see nbgrader's Validate button. Autosave is off and the notebooks are checked unchanged,
+so the tests never write into chapters/.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import json
+import os
+import re
+import secrets
+import subprocess
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+from conftest import Traffic, offline_context, sitebuild
+
+pytestmark = pytest.mark.browser
+
+ROOT = sitebuild.ROOT
+CHAPTERS = sorted(p for p in (ROOT / "chapters").glob("[0-9][0-9]-*") if any(p.glob("*.ipynb")))
+FIRST_NOTEBOOKS = [sorted(ch.glob("*.ipynb"))[0] for ch in CHAPTERS]
+
+
+class Lab:
+    def __init__(self, base: str, token: str, proc: subprocess.Popen, log: Path) -> None:
+        self.base, self.token, self.proc, self.log = base, token, proc, log
+
+    def get(self, path: str) -> tuple[int, str]:
+        sep = "&" if "?" in path else "?"
+        with urllib.request.urlopen(f"{self.base}{path}{sep}token={self.token}", timeout=20) as r:
+            return r.status, r.read().decode("utf-8")
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory) -> Lab:
+    home = tmp_path_factory.mktemp("lab")
+    env = dict(os.environ)
+    for var, sub in [("JUPYTER_CONFIG_DIR", "config"), ("JUPYTER_RUNTIME_DIR", "runtime"),
+                     ("JUPYTER_DATA_DIR", "data"), ("IPYTHONDIR", "ipython"),
+                     ("JUPYTERLAB_SETTINGS_DIR", "settings"), ("JUPYTERLAB_WORKSPACES_DIR", "workspaces")]:
+        (home / sub).mkdir()
+        env[var] = str(home / sub)
+    # No autosave: running cells must never write outputs into chapters/.
+    settings = home / "settings" / "@jupyterlab" / "docmanager-extension"
+    settings.mkdir(parents=True)
+    (settings / "plugin.jupyterlab-settings").write_text(json.dumps({"autosave": False}))
+    # Render every cell (JupyterLab 4 otherwise renders only the cells in view), so that every
+    # prompt and widget can be inspected without scrolling.
+    tracker = home / "settings" / "@jupyterlab" / "notebook-extension"
+    tracker.mkdir(parents=True)
+    (tracker / "tracker.jupyterlab-settings").write_text(json.dumps({"windowingMode": "none"}))
+    port, token = sitebuild.free_port(), secrets.token_hex(16)
+    env["LAB_PORT"] = str(port)
+    log = home / "lab.log"
+    # make lab's own command and configuration; only the token and "no other port" are added.
+    proc = subprocess.Popen([str(ROOT / ".venv" / "bin" / "jupyter"), "lab", "--config=jupyter_lab_config.py",
+                             f"--IdentityProvider.token={token}", "--ServerApp.port_retries=0"],
+                            cwd=ROOT, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT)
+    server = Lab(f"http://127.0.0.1:{port}", token, proc, log)
+    deadline = time.monotonic() + 90
+    while True:
+        if proc.poll() is not None:
+            pytest.fail(f"jupyter lab exited with {proc.returncode}:\n{log.read_text()[-3000:]}")
+        try:
+            if server.get("/api/status")[0] == 200:
+                break
+        except OSError:
+            if time.monotonic() > deadline:
+                proc.kill()
+                pytest.fail(f"jupyter lab did not answer in 90 s:\n{log.read_text()[-3000:]}")
+            time.sleep(0.3)
+    yield server
+    try:  # a clean shutdown also stops the kernels it started
+        req = urllib.request.Request(f"{server.base}/api/shutdown?token={token}", method="POST")
+        urllib.request.urlopen(req, timeout=20).read()
+        proc.wait(timeout=30)
+    except Exception:
+        proc.kill()
+        proc.wait(timeout=10)
+
+
+def test_lab_answers_with_nbgrader_and_widgets_enabled(lab):
+    status, page = lab.get("/lab")
+    assert status == 200
+    config = json.loads(html.unescape(re.search(
+        r'<script id="jupyter-config-data" type="application/json">(.*?)</script>', page, re.S).group(1)))
+    names = {e["name"] for e in config["federated_extensions"]}
+    disabled = set(config.get("disabledExtensions", []))
+    for ext in ("@jupyter/nbgrader", "@jupyter-widgets/jupyterlab-manager"):
+        assert ext in names, f"{ext} is not installed in this JupyterLab"
+        assert not any(d == ext or d.startswith(ext + ":") for d in disabled), f"{ext} is disabled"
+    # make lab's configuration serves chapters/.
+    assert Path(config["serverRoot"]).resolve() == (ROOT / "chapters").resolve()
+    # nbgrader's server extension (assignment list, validate) answers its version check.
+    import nbgrader
+
+    status, body = lab.get(f"/nbgrader_version?version={nbgrader.__version__}")
+    assert status == 200 and json.loads(body)["success"] is True
+
+
+def _md5(path: Path) -> str:
+    return hashlib.md5(path.read_bytes()).hexdigest()
+
+
+@pytest.mark.parametrize("notebook", FIRST_NOTEBOOKS, ids=[p.parent.name for p in FIRST_NOTEBOOKS])
+def test_notebook_runs_and_a_widget_responds(browser, lab, notebook):
+    before = _md5(notebook)
+    traffic = Traffic()
+    ctx = offline_context(browser, traffic)
+    page = ctx.new_page()
+    rel = notebook.relative_to(ROOT / "chapters").as_posix()
+    page.goto(f"{lab.base}/lab/tree/{rel}?token={lab.token}", wait_until="load")
+    page.wait_for_selector(".jp-NotebookPanel .jp-Notebook .jp-Cell", timeout=60_000)
+    page.wait_for_function("() => document.querySelector('#jp-main-statusbar')?.innerText.includes('| Idle')",
+                           timeout=60_000)
+    # nbgrader's lab extensions loaded: the Validate button on the notebook toolbar, the Nbgrader menu.
+    assert page.locator(".jp-NotebookPanel-toolbar .validate-button").count() == 1
+    assert page.locator("#jp-menu-panel .lm-MenuBar-itemLabel", has_text="Nbgrader").count() == 1
+
+    page.locator("#jp-menu-panel .lm-MenuBar-itemLabel", has_text="Run").first.click()
+    page.locator("li.lm-Menu-item[data-command='runmenu:run-all']").click()
+    code_cells = page.locator(".jp-Notebook .jp-CodeCell").count()
+    # Done when every code cell has an execution count and the kernel is idle again.
+    page.wait_for_function(
+        """n => {
+            const prompts = [...document.querySelectorAll('.jp-Notebook .jp-CodeCell .jp-InputArea-prompt')];
+            return prompts.length === n && prompts.every(p => /\\[\\d+\\]/.test(p.innerText))
+                && document.querySelector('#jp-main-statusbar').innerText.includes('| Idle');
+        }""", arg=code_cells, timeout=180_000)
+
+    handle = page.locator(".jp-OutputArea-output .widget-slider .noUi-handle").first
+    handle.wait_for(timeout=30_000)
+    widget = handle.locator("xpath=ancestor::div[contains(@class,'jp-OutputArea-output')][1]")
+    snapshot = "el => [...el.querySelectorAll('img')].map(i => i.src).join() + el.innerText"
+    old_value, old_view = handle.get_attribute("aria-valuenow"), widget.evaluate(snapshot)
+    at_max = float(old_value) >= float(handle.get_attribute("aria-valuemax"))
+    handle.focus()
+    page.keyboard.press("ArrowLeft" if at_max else "ArrowRight")
+    page.wait_for_function("([el, s, v]) => (new Function('el', 'return (' + s + ')(el)'))(el) !== v",
+                           arg=[widget.element_handle(), snapshot, old_view], timeout=30_000)
+    assert handle.get_attribute("aria-valuenow") != old_value
+    assert widget.evaluate(snapshot) != old_view
+
+    errors = page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']").all_inner_texts()
+    assert not [e for e in errors if "Traceback" in e and "NotImplementedError" not in e]
+    ctx.close()
+    assert traffic.blocked == [], f"JupyterLab made external requests: {traffic.blocked[:5]}"
+    assert _md5(notebook) == before, f"{notebook} was modified"

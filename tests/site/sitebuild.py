@@ -1,0 +1,122 @@
+"""Build the learner and instructor sites once per test session, and serve a built site.
+
+Shared by tests/site and tests/browser (both conftests load this one module), so a session
+that runs both builds each site once. Builds go to a throw-away folder with a cold execution
+cache, exactly as `make book` / `make book-instructor` build them (same configs, same -W).
+TORCHCOURSE_PREBUILT_SITE=<path-output of a learner build> reuses a finished build instead
+(benchmarks/site_build.py uses it to time the browser tests alone).
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = ROOT / ".venv" / "bin"
+_WORK = Path(tempfile.mkdtemp(prefix="torchcourse-site-"))
+atexit.register(shutil.rmtree, _WORK, ignore_errors=True)
+
+
+@dataclass(frozen=True)
+class Site:
+    out: Path  # --path-output: html in out/_build/html, executed notebooks in out/_build/jupyter_execute
+    log: str
+    seconds: float
+
+    @property
+    def html(self) -> Path:
+        return self.out / "_build" / "html"
+
+    @property
+    def executed(self) -> Path:
+        return self.out / "_build" / "jupyter_execute"
+
+
+class BuildError(RuntimeError):
+    pass
+
+
+def vendor() -> None:
+    """`make vendor`: npm ci when needed, then copy the site's JavaScript into book/_vendor."""
+    run = subprocess.run(["make", "-s", "vendor"], cwd=ROOT, capture_output=True, text=True)
+    if run.returncode != 0:
+        raise BuildError(f"make vendor failed (rc {run.returncode}):\n{run.stdout[-3000:]}\n{run.stderr[-3000:]}")
+
+
+def jupyter_book(out: Path, *extra: str) -> Site:
+    """One `jupyter-book build . -W --keep-going` into ``out``; raises with the log on failure."""
+    start = time.perf_counter()
+    run = subprocess.run([str(BIN / "jupyter-book"), "build", ".", "-W", "--keep-going", "--path-output", str(out),
+                          *extra], cwd=ROOT, capture_output=True, text=True)
+    log = run.stdout + run.stderr
+    if run.returncode != 0:
+        raise BuildError(f"jupyter-book build failed (rc {run.returncode}):\n{log[-6000:]}")
+    return Site(out, log, time.perf_counter() - start)
+
+
+_sites: dict[str, Site] = {}
+
+
+def learner_site() -> Site:
+    if "learner" not in _sites:
+        prebuilt = os.environ.get("TORCHCOURSE_PREBUILT_SITE")
+        if prebuilt:
+            _sites["learner"] = Site(Path(prebuilt), "", 0.0)
+        else:
+            vendor()
+            _sites["learner"] = jupyter_book(_WORK / "learner")
+    return _sites["learner"]
+
+
+def instructor_site() -> Site:
+    if "instructor" not in _sites:
+        vendor()
+        toc = _WORK / "instructor" / "_toc.yml"
+        subprocess.run([str(BIN / "python"), "book/instructor_toc.py", str(toc)], cwd=ROOT, check=True)
+        _sites["instructor"] = jupyter_book(_WORK / "instructor", "--config", "_config_instructor.yml",
+                                            "--toc", str(toc))
+    return _sites["instructor"]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def serve(directory: Path) -> Iterator[str]:
+    """Serve ``directory`` on a free loopback port; yields the base URL (ending in /)."""
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1",
+                             "--directory", str(directory)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}/"
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            if proc.poll() is not None:
+                raise RuntimeError(f"http.server on port {port} exited with {proc.returncode} (port taken?)")
+            try:
+                with urllib.request.urlopen(base + "index.html", timeout=2) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
+        yield base
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)

@@ -1,0 +1,223 @@
+"""The learner and instructor sites, checked on the HTML a real `jupyter-book build` writes.
+
+The browser tests (tests/browser) load the same learner build in Chromium.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+pytestmark = pytest.mark.site
+
+ROOT = Path(__file__).resolve().parents[2]
+CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
+REPO = CONFIG["repository"]["url"].removeprefix("https://github.com/").strip("/")
+BRANCH = CONFIG["repository"].get("branch", "main")
+
+
+def toc_files() -> list[str]:
+    """Every `file:` of _toc.yml (docnames without suffix), in order."""
+    found: list[str] = []
+
+    def walk(node):
+        if isinstance(node, dict):
+            if "file" in node:
+                found.append(node["file"])
+            for v in node.values():
+                walk(v)
+        elif isinstance(node, list):
+            for v in node:
+                walk(v)
+
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
+    found.insert(0, toc["root"])
+    walk(toc.get("parts", []) + toc.get("chapters", []))
+    return found
+
+
+NOTEBOOKS = [f for f in toc_files() if f.startswith("chapters/")]
+
+
+def cells(path: Path) -> list[dict]:
+    return json.loads(path.read_text(encoding="utf-8"))["cells"]
+
+
+def source(cell: dict) -> str:
+    s = cell["source"]
+    return "".join(s) if isinstance(s, list) else s
+
+
+def tags(cell: dict) -> list[str]:
+    return cell.get("metadata", {}).get("tags", [])
+
+
+def text_of(page: Path) -> str:
+    """A page's visible text, roughly: tags dropped, entities decoded, whitespace collapsed."""
+    body = re.sub(r"<script.*?</script>|<style.*?</style>", " ", page.read_text(encoding="utf-8"), flags=re.S)
+    return " ".join(html.unescape(re.sub(r"<[^>]+>", " ", body)).split())
+
+
+def squashed(page: Path) -> str:
+    """A page's text with tags and all whitespace removed: highlighted code reads as its source."""
+    body = re.sub(r"<script.*?</script>|<style.*?</style>", "", page.read_text(encoding="utf-8"), flags=re.S)
+    return re.sub(r"\s+", "", html.unescape(re.sub(r"<[^>]+>", "", body)))
+
+
+def pages(site_html: Path) -> list[Path]:
+    return sorted(p for p in site_html.rglob("*.html") if "_static" not in p.parts)
+
+
+def test_toc_lists_released_notebooks_that_exist():
+    assert NOTEBOOKS, "_toc.yml lists no notebook of chapters/"
+    for doc in toc_files():
+        assert any((ROOT / f"{doc}{ext}").exists() for ext in (".ipynb", ".md")), f"_toc.yml lists missing {doc}"
+
+
+def test_every_toc_page_is_built(learner_site):
+    for doc in toc_files():
+        assert (learner_site.html / f"{doc}.html").is_file(), f"{doc}.html missing from the site"
+    for extra in ("index.html", "search.html", "searchindex.js"):
+        assert (learner_site.html / extra).is_file()
+
+
+@pytest.mark.parametrize("doc", NOTEBOOKS)
+def test_notebook_page_carries_its_executed_outputs(learner_site, doc):
+    executed = cells(learner_site.executed / f"{doc}.ipynb")
+    code = [c for c in executed if c["cell_type"] == "code"]
+    assert code and all(c.get("execution_count") for c in code), f"{doc}: not every code cell was executed"
+    for c in code:
+        errors = [o for o in c.get("outputs", []) if o["output_type"] == "error"]
+        # Only exercise checks may fail (nothing is answered on the site), and quietly.
+        if errors:
+            assert c["metadata"].get("nbgrader", {}).get("grade") and "raises-exception" in tags(c), \
+                f"{doc}: a cell that is not an exercise check failed:\n{source(c)[:300]}"
+            assert "remove-output" in tags(c), f"{doc}: a failing exercise check would show its traceback"
+    shown = [c for c in code if c.get("outputs") and not {"remove-output", "remove-cell"} & set(tags(c))]
+    page = (learner_site.html / f"{doc}.html").read_text(encoding="utf-8")
+    assert shown, f"{doc}: no cell has a visible output"
+    assert page.count('class="cell_output') == len(shown), f"{doc}: the page does not show every executed output"
+    for c in shown:  # each printed line of text output is on the page
+        for out in c["outputs"]:
+            printed = "".join(out.get("text", "")) if out["output_type"] == "stream" else ""
+            if printed.strip():
+                first = html.escape(printed.strip().splitlines()[0].strip(), quote=False)
+                assert first in page, f"{doc}: output {first!r} missing from the page"
+    assert "Traceback" not in text_of(learner_site.html / f"{doc}.html")
+    assert "highlight-ipythontb" not in page and "output traceback" not in page, f"{doc}: a traceback is shown"
+
+
+@pytest.mark.parametrize("doc", NOTEBOOKS)
+def test_exercises_show_a_your_turn_note(learner_site, doc):
+    released = cells(ROOT / f"{doc}.ipynb")
+    tasks = [c for c in released if str(c["metadata"].get("nbgrader", {}).get("grade_id", "")).endswith("-task")]
+    page = (learner_site.html / f"{doc}.html").read_text(encoding="utf-8")
+    assert page.count("your-turn") == len(tasks)
+    if tasks:
+        assert "Your turn" in page
+
+
+@pytest.mark.parametrize("doc", NOTEBOOKS)
+def test_download_binder_and_colab_buttons(learner_site, doc):
+    page = (learner_site.html / f"{doc}.html").read_text(encoding="utf-8")
+    assert f'href="https://mybinder.org/v2/gh/{REPO}/{BRANCH}?urlpath=lab/tree/{doc}.ipynb"' in page
+    assert f'href="https://colab.research.google.com/github/{REPO}/blob/{BRANCH}/{doc}.ipynb"' in page
+    depth = "../" * doc.count("/")
+    assert f'href="{depth}_sources/{doc}.ipynb"' in page
+    # The download is the released notebook itself: no solution, no hidden test.
+    assert (learner_site.html / "_sources" / f"{doc}.ipynb").read_bytes() == (ROOT / f"{doc}.ipynb").read_bytes()
+
+
+def test_nothing_from_solutions_reaches_the_learner_site(learner_site):
+    assert not (learner_site.html / "solutions").exists()
+    for f in learner_site.html.rglob("*"):
+        if f.is_file() and f.suffix in {".html", ".ipynb", ".js", ".txt"} and "_static" not in f.parts:
+            body = f.read_text(encoding="utf-8", errors="replace")
+            assert "BEGIN SOLUTION" not in body and "BEGIN HIDDEN TESTS" not in body, f"{f} leaks solutions"
+
+
+def test_no_page_refers_to_an_external_script_style_or_image(learner_site):
+    tag = re.compile(r"<(?:script|link|img|iframe|source|video|audio)\b[^>]*>", re.S)
+    for page in pages(learner_site.html):
+        for t in tag.findall(page.read_text(encoding="utf-8")):
+            if t.startswith("<link") and re.search(r'rel="(?:canonical|alternate)"', t):
+                continue
+            assert not re.search(r'(?:src|href)="(?:https?:)?//', t), f"{page.name}: {t}"
+
+
+def test_glossary_lists_every_term_and_links_only_written_pages(learner_site):
+    terms = yaml.safe_load((ROOT / "book" / "glossary.yml").read_text(encoding="utf-8"))["terms"]
+    page = learner_site.html / "book" / "glossary.html"
+    body, text = page.read_text(encoding="utf-8"), text_of(page)
+    rows = re.findall(r"<tr class=\"row-(?:odd|even)\">(.*?)</tr>", body, flags=re.S)
+    assert len(rows) == len(terms) + 1  # + the header row
+    written = {int(d.split("/")[1][:2]) for d in NOTEBOOKS}
+    for term in terms:
+        assert term["zh"] in text
+        row = next(r for r in rows if f"<strong>{html.escape(term['en'], quote=False)}</strong>" in r)
+        if term["chapter"] not in written:
+            assert f"taught in chapter {term['chapter']}" in row and "href" not in row
+    assert len(re.findall(r'href="\.\./chapters/', "".join(rows))) >= 5  # chapter 1's terms link to its pages
+
+
+def test_errata_page_has_every_row(learner_site):
+    errata = yaml.safe_load((ROOT / "book" / "errata.yml").read_text(encoding="utf-8"))["errata"]
+    assert [e["id"] for e in errata] == [f"E{i}" for i in range(1, 22)]
+    body = (learner_site.html / "book" / "errata.html").read_text(encoding="utf-8")
+    rows = re.findall(r"<tr class=\"row-(?:odd|even)\">(.*?)</tr>", body, flags=re.S)[1:]
+    assert [re.sub(r"<[^>]+>", "", r).split()[0] for r in rows] == [e["id"] for e in errata]
+    written = {int(d.split("/")[1][:2]) for d in NOTEBOOKS}
+    for e, row in zip(errata, rows):
+        if e["chapter"] not in written:
+            assert f"taught in chapter {e['chapter']}" in row and "href" not in row
+
+
+def test_landing_page_maps_all_four_chapters(learner_site):
+    text = text_of(learner_site.html / "book" / "intro.html")
+    for chapter in ("Chapter 1: Tensors", "Chapter 2: Autograd", "Chapter 3: Parallel computing",
+                    "Chapter 4: AI hardware", "How to start", "Who it is for", "Licence", "CC BY 4.0", "MIT"):
+        assert chapter in text
+
+
+def test_unchanged_rebuild_executes_nothing(learner_site):
+    import sitebuild
+
+    if not learner_site.log:
+        pytest.skip("TORCHCOURSE_PREBUILT_SITE: no build in this session")
+    again = sitebuild.jupyter_book(learner_site.out)
+    assert "Executing notebook" not in again.log, "a rebuild with no change re-executed a notebook"
+    log = re.sub(r"\x1b\[[0-9;]*m", "", again.log)
+    assert not re.search(r"reading sources\.\.\. \[[ \d%]+\] chapters/", log), "an unchanged notebook was re-read"
+
+
+def test_instructor_site_shows_solutions_and_hides_hidden_tests(instructor_site):
+    assert not (instructor_site.html / "_sources").exists(), "notebook sources (with hidden tests) were copied"
+    assert not (instructor_site.html / "chapters").exists()
+    checked = 0
+    for doc in NOTEBOOKS:
+        sdoc = "solutions/" + doc.removeprefix("chapters/")
+        text = squashed(instructor_site.html / f"{sdoc}.html")
+        for c in cells(ROOT / f"{sdoc}.ipynb"):
+            src = source(c)
+            if "### BEGIN SOLUTION" in src:
+                solution = src.split("### BEGIN SOLUTION", 1)[1].split("### END SOLUTION", 1)[0]
+                for line in filter(None, (ln.strip() for ln in solution.splitlines())):
+                    assert re.sub(r"\s+", "", line) in text, f"{sdoc}: solution line {line!r} not shown"
+                checked += 1
+            if "### BEGIN HIDDEN TESTS" in src:
+                hidden = src.split("### BEGIN HIDDEN TESTS", 1)[1].split("### END HIDDEN TESTS", 1)[0]
+                visible = src.split("### BEGIN HIDDEN TESTS", 1)[0]
+                for line in filter(None, (ln.strip() for ln in hidden.splitlines())):
+                    if len(line) > 25 and line not in visible:
+                        assert re.sub(r"\s+", "", line) not in text, f"{sdoc}: hidden test line {line!r} shown"
+                checked += 1
+        assert "instructorview" in text
+    assert checked, "no exercise found in solutions/"
+    for f in instructor_site.html.rglob("*"):
+        if f.is_file() and f.suffix in {".html", ".js", ".ipynb", ".txt"} and "_static" not in f.parts:
+            assert "BEGIN HIDDEN TESTS" not in f.read_text(encoding="utf-8", errors="replace"), f
