@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from dataclasses import dataclass, field
@@ -10,6 +11,7 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 from conftest import Traffic, offline_context, sitebuild
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 pytestmark = pytest.mark.browser
 
@@ -68,12 +70,15 @@ def crawl(browser, learner_site) -> Crawl:
             if path == "index.html":  # a redirect to the landing page
                 page.wait_for_url("**/book/intro.html", timeout=15_000)
                 page.wait_for_load_state("load")
-            if visit.widget_views:
-                page.wait_for_selector(".jupyter-widgets", timeout=30_000)
-                page.wait_for_timeout(300)
-            if page.evaluate("() => !!(window.MathJax && window.MathJax.startup)"):
-                page.evaluate("() => window.MathJax.startup.promise")
-            page.wait_for_load_state("networkidle")
+            # A wait that times out is recorded by what it leaves unrendered, so that each test
+            # below fails with its own message (and the request counts are still reported).
+            with contextlib.suppress(PlaywrightTimeout):
+                if visit.widget_views:
+                    page.wait_for_selector(".jupyter-widgets", timeout=20_000)
+                    page.wait_for_timeout(300)
+                if page.evaluate("() => !!(window.MathJax && window.MathJax.startup)"):
+                    page.evaluate("() => window.MathJax.startup.promise")
+                page.wait_for_load_state("networkidle", timeout=20_000)
             visit.rendered_widgets = page.locator(".jupyter-widgets").count()
             visit.readouts = [t.strip() for t in page.locator(".widget-readout").all_inner_texts()]
             visit.math_elements = page.locator(".math").count()
@@ -83,7 +88,8 @@ def crawl(browser, learner_site) -> Crawl:
             visit.links = page.eval_on_selector_all("a[href]", "els => els.map(e => e.href)")
             visits.append(visit)
         page.goto(base + "search.html?q=broadcasting", wait_until="load")
-        page.wait_for_selector("#search-results li", timeout=30_000)
+        with contextlib.suppress(PlaywrightTimeout):
+            page.wait_for_selector("#search-results li", timeout=30_000)
         hits = page.eval_on_selector_all("#search-results li a", "els => els.map(e => e.href)")
         ctx.close()
     return Crawl(html, base, visits, traffic, hits)
