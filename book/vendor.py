@@ -10,6 +10,7 @@ book/js/ holds the two small shims this course writes itself. Run by `make book`
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -45,11 +46,12 @@ def main(argv: list[str]) -> int:
         return 1
     if "--check" in argv:
         return 0
-    if VENDOR.exists():
-        shutil.rmtree(VENDOR)
+    # Fill a fresh folder, then swap it in: a build running meanwhile never sees half a copy.
+    fresh = NODE / f".vendor-new-{os.getpid()}"  # node_modules/ is gitignored, on the same disk
+    shutil.rmtree(fresh, ignore_errors=True)
     count = 0
     for src, dst, pattern in COPIES:
-        source, target = NODE / src, VENDOR / dst
+        source, target = NODE / src, fresh / dst
         files = [(source, target)] if pattern is None else [
             (f, target / f.relative_to(source)) for f in sorted(source.rglob(pattern))]
         for f, t in files:
@@ -57,8 +59,13 @@ def main(argv: list[str]) -> int:
             shutil.copyfile(f, t)
             count += 1
     for shim in sorted(SHIMS.glob("*.js")):
-        shutil.copyfile(shim, VENDOR / "ipywidgets" / shim.name)
+        shutil.copyfile(shim, fresh / "ipywidgets" / shim.name)
         count += 1
+    old = NODE / f".vendor-old-{os.getpid()}"
+    if VENDOR.exists():
+        VENDOR.rename(old)
+    fresh.rename(VENDOR)
+    shutil.rmtree(old, ignore_errors=True)
     size = sum(f.stat().st_size for f in VENDOR.rglob("*") if f.is_file())
     print(f"book/vendor.py: {count} files, {size / 1e6:.1f} MB in {VENDOR.relative_to(ROOT)}/")
     return 0
