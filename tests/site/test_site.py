@@ -113,6 +113,17 @@ def test_notebook_page_carries_its_executed_outputs(learner_site, doc):
 
 
 @pytest.mark.parametrize("doc", NOTEBOOKS)
+def test_live_widgets_have_static_stand_ins(learner_site, doc):
+    """A reader without a kernel still learns from every widget: each has a picture beside it."""
+    page = (learner_site.html / f"{doc}.html").read_text(encoding="utf-8")
+    views = page.count('type="application/vnd.jupyter.widget-view+json"')
+    body = re.sub(r"<script.*?</script>", "", page, flags=re.S)
+    outputs = [chunk.split('<div class="cell docutils', 1)[0] for chunk in body.split('<div class="cell_output')[1:]]
+    pictures = sum("<img " in out for out in outputs)
+    assert pictures >= views, f"{doc}: {views} live widgets but {pictures} static pictures"
+
+
+@pytest.mark.parametrize("doc", NOTEBOOKS)
 def test_exercises_show_a_your_turn_note(learner_site, doc):
     released = cells(ROOT / f"{doc}.ipynb")
     tasks = [c for c in released if str(c["metadata"].get("nbgrader", {}).get("grade_id", "")).endswith("-task")]
