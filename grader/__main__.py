@@ -129,6 +129,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     course = Course(Path(args.root).resolve()) if args.root else Course()
     warnings.simplefilter("default", UserWarning)
+    warnings.formatwarning = lambda message, category, *rest, **kw: f"{category.__name__}: {message}\n"
     os.environ.setdefault("PYTHONDONTWRITEBYTECODE", "1")
     return args.func(args, course)
 

@@ -13,6 +13,7 @@ import os
 import secrets
 import sys
 import time
+import warnings
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -112,7 +113,9 @@ def executed_notebook(sub: Sanitised, raw: RawResult) -> nbformat.NotebookNode:
                                                evalue=f"this cell did not finish ({states[pos]})", traceback=[]))
         cell.outputs = outs
     try:
-        nbformat.validate(nb)
+        with warnings.catch_warnings():  # notebooks converted from nbformat 3 have no cell ids; fine here
+            warnings.simplefilter("ignore")
+            nbformat.validate(nb)
     except nbformat.ValidationError:
         for index in sub.code_cells:
             nb.cells[index].outputs = []

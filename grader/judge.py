@@ -180,6 +180,9 @@ def judge(notebook: str, sub: Sanitised, raw: RawResult, refs: dict[str, list]) 
             continue
         state = states[pos]
         line = raw.cells.get(pos)
+        tampered = line.get("tampered") if line and type(line.get("tampered")) is list else []
+        if tampered:  # worth an instructor's look even when the check failed anyway
+            ex.flags.append("tampered: " + ", ".join(str(t) for t in tampered[:5]))
         if state != "ok":
             ex.status = "failed" if state == "error" else state
             ex.reason = first_error(line) or {
@@ -194,14 +197,12 @@ def judge(notebook: str, sub: Sanitised, raw: RawResult, refs: dict[str, list]) 
                 ex.flags.append(state)
             result.append(ex)
             continue
-        tampered = line.get("tampered") if type(line.get("tampered")) is list else []
         got, bad = emitted(line.get("outputs"), gid)
         ref = refs.get(gid, [])
         diff = compare(ref, got)
         if tampered:
             ex.status, ex.reason = "tampered", "library functions the checks rely on were replaced: " + ", ".join(
                 str(t) for t in tampered[:5])
-            ex.flags.append("tampered")
         elif bad:
             ex.status, ex.reason = "failed", "; ".join(bad[:3])
             ex.flags.append("malformed emitted values")

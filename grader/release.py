@@ -79,28 +79,50 @@ def find_leaks(solution_dir: Path, release_dir: Path) -> list[str]:
     return problems
 
 
+def _outside_lines(path: Path) -> set[str]:
+    """Stripped lines of a solution notebook that sit outside every solution and hidden-test region."""
+    outside = set()
+    for source in _code_cells(path):
+        inside = False
+        for line in source.splitlines():
+            t = line.strip()
+            if any(t.startswith(b) for b, _ in REGIONS):
+                inside = True
+            elif any(t.startswith(e) for _, e in REGIONS):
+                inside = False
+            elif not inside:
+                outside.add(t)
+    return outside
+
+
 def _all_secrets(root: Path) -> set[str]:
+    """Lines only solution or hidden-test regions carry, long enough to mean something."""
     found: set[str] = set()
+    public: set[str] = set()
     for sol in sorted((root / "solutions").glob("*/*.ipynb")):
-        outside = set()
-        for source in _code_cells(sol):
-            outside |= {ln.strip() for ln in source.splitlines()}
-        # Lines long enough to mean something, and that the solution does not also show outside a region.
-        found |= {s for s in secret_lines(sol) if len(s) > 12}
-    return found
+        found |= {s for s in secret_lines(sol) - _outside_lines(sol) if len(s) > 12}
+    for rel in sorted((root / "chapters").glob("*/*.ipynb")):
+        for source in _code_cells(rel):
+            public |= {ln.strip() for ln in source.splitlines()}
+    return found - public
+
+
+TOC_ENTRY = re.compile(r"^\s*-?\s*(file|glob|root|url)\s*:\s*['\"]?([^'\"#\s]+)")
 
 
 def find_site_leaks(root: Path) -> list[str]:
-    """Problems in what the site publishes: a table of contents pointing into solutions/, or secret lines
+    """Problems in what the site publishes: a table of contents entry inside solutions/, or secret lines
     in book/ pages or an already built site (_build/html)."""
     problems = []
     toc = root / "_toc.yml"
     if toc.exists():
         for n, line in enumerate(toc.read_text(encoding="utf-8").splitlines(), 1):
-            if re.search(r"(^|[\s:'\"/])solutions/", line):
-                problems.append(f"_toc.yml:{n}: the site would publish {line.strip()!r}")
+            m = TOC_ENTRY.match(line)
+            if m and m.group(2).lstrip("./").startswith("solutions/"):
+                problems.append(f"_toc.yml:{n}: the site would publish {m.group(2)!r}")
     secrets = _all_secrets(root)
-    pages = [p for p in (root / "book").rglob("*") if p.suffix in (".md", ".ipynb", ".html", ".txt", ".py")]
+    # Pages a reader sees; the site's own build code (book/_ext/*.py) may name the markers it strips.
+    pages = [p for p in (root / "book").rglob("*") if p.suffix in (".md", ".ipynb", ".html", ".txt")]
     pages += list((root / "_build" / "html").rglob("*.html"))
     for page in pages:
         text = page.read_text(encoding="utf-8", errors="replace")

@@ -121,3 +121,23 @@ PRIVATE_PROBE = (
     "print(''.join(o.get('text', '') for i in sorted(r.cells) for o in r.cells[i]['outputs'])); "
     "print(facilities().missing)"
 )
+
+
+def test_without_bubblewrap_the_cli_says_so_and_still_grades(tmp_path):
+    """With bubblewrap out of reach (not on PATH), autograde warns visibly and grades in the fallback sandbox."""
+    import json
+    import os
+
+    from tests.grading.conftest import submit_case
+
+    root = fixture_course(tmp_path)
+    for case in ("honest-correct", "one-wrong"):
+        submit_case(root, case)
+    env = {**os.environ, "PATH": "/nonexistent"}
+    done = subprocess.run([sys.executable, "-m", "grader", "--root", str(root), "autograde", "--cell-timeout", "10"],
+                          cwd=REPO, capture_output=True, text=True, timeout=300, env=env)
+    assert done.returncode == 0, done.stderr
+    assert "SandboxWarning: sandbox: bubblewrap" in done.stderr and "is unavailable" in done.stderr
+    scores = {p.parent.parent.name: json.loads(p.read_text())["score"]
+              for p in root.glob("autograded/*/01-tensors/.torchcourse-grade.json")}
+    assert scores == {"honest-correct": 6.0, "one-wrong": 4.0}
