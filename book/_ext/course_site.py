@@ -143,8 +143,8 @@ def _misconception_box(keywords: list[str]) -> re.Pattern:
 
 
 def _where(chapter: int, doc: str | None) -> str:
-    if doc:
-        return f"{{doc}}`chapter {chapter} <{'/' + doc}>`"
+    if doc:  # the page's own title, e.g. "1.2 Tensors: indexing, shapes and memory"
+        return f"{{doc}}`/{doc}`"
     return f"taught in chapter {chapter}"
 
 
