@@ -179,7 +179,9 @@ def autograde(course: Course, chapter: str, workers: int | None = None, schedule
                 for nb in notebooks}
         pool.wait_ready()
         refs = {}
-        ref_jobs = [Job(("", nb), _cells(sol), seed, list(sol.grade_cells.values())) for nb, sol in sols.items()]
+        files = chapter_files(course, chapter)
+        ref_jobs = [Job(("", nb), _cells(sol), seed, list(sol.grade_cells.values()), files)
+                    for nb, sol in sols.items()]
         for job, raw in pool.run(ref_jobs):
             refs[job.key[1]] = reference_values(sols[job.key[1]], raw)
         pending = {s: Pending() for s in todo}
@@ -196,7 +198,7 @@ def autograde(course: Course, chapter: str, workers: int | None = None, schedule
                         pending[s].errors[nb] = str(exc)
                         continue
                     pending[s].sanitised[nb] = sub
-                    yield Job((s, nb), _cells(sub), seed, list(sub.grade_cells.values()))
+                    yield Job((s, nb), _cells(sub), seed, list(sub.grade_cells.values()), files)
                 if not pending[s].sanitised:  # nothing to run: finish now
                     records[s] = _finish(course, chapter, s, notebooks, pending.pop(s), refs, info, seed)
                     bar.step()
@@ -211,6 +213,18 @@ def autograde(course: Course, chapter: str, workers: int | None = None, schedule
     finally:
         pool.close()
     return records
+
+
+def chapter_files(course: Course, chapter: str, limit: int = 64 * 2**20) -> dict[str, bytes]:
+    """The chapter's data files (anything but notebooks in solutions/<chapter>/, released to learners as is)."""
+    files, total = {}, 0
+    for p in sorted((course.solutions / chapter).iterdir()):
+        if p.is_file() and not p.is_symlink() and p.suffix != ".ipynb" and not p.name.startswith("."):
+            total += p.stat().st_size
+            if total > limit:
+                raise ValueError(f"the data files of {chapter} exceed {limit // 2**20} MiB")
+            files[p.name] = p.read_bytes()
+    return files
 
 
 def _cells(sub: Sanitised) -> list[str]:

@@ -327,8 +327,12 @@ class SandboxWorker:
         self.close()
 
     # ----------------------------------------------------------------- jobs
-    def run(self, cells: list[str], seed: int, watch: list[int] = ()) -> RawResult:
-        """Run `cells` in a fresh sandboxed child; never raises for anything the learner did."""
+    def run(self, cells: list[str], seed: int, watch: list[int] = (), files: dict[str, bytes] | None = None
+            ) -> RawResult:
+        """Run `cells` in a fresh sandboxed child; never raises for anything the learner did.
+
+        `files` (name -> bytes) are the chapter's own data files, released to learners too, put
+        beside the cells as nbgrader puts them beside an autograded notebook."""
         if not self.alive():
             self.start()
         self.counter += 1
@@ -338,6 +342,10 @@ class SandboxWorker:
         try:
             (outside / "job.json").write_text(json.dumps({"cells": cells, "seed": seed, "watch": list(watch)}))
             os.chmod(outside / "job.json", 0o600)
+            for fname, data in (files or {}).items():
+                if "/" not in fname and fname not in ("job.json", "results.jsonl", "raw.out", ".", ".."):
+                    (outside / fname).write_bytes(data)
+                    os.chmod(outside / fname, 0o644)
             if self.uid is not None:
                 os.chown(outside, self.uid, self.uid)
             inside = f"/jobs/{name}" if self.fac.bwrap else str(outside)

@@ -23,6 +23,7 @@ class Job:
     cells: list[str]
     seed: int
     watch: list[int]
+    files: dict[str, bytes] | None = None
 
 
 class LocalPool:
@@ -45,7 +46,7 @@ class LocalPool:
     def _one(self, job: Job) -> RawResult:
         w = self.free.get()
         try:
-            return w.run(job.cells, job.seed, job.watch)
+            return w.run(job.cells, job.seed, job.watch, job.files)
         finally:
             self.free.put(w)
 
@@ -75,7 +76,8 @@ class LocalPool:
 _local = threading.local()
 
 
-def run_on_dask_worker(cells: list[str], seed: int, watch: list[int], limits: dict) -> dict:
+def run_on_dask_worker(cells: list[str], seed: int, watch: list[int], limits: dict,
+                       files: dict[str, bytes] | None = None) -> dict:
     """A Dask task: run one job in this Dask worker's own warm sandbox worker (never in the Dask thread)."""
     lim = Limits(**limits)
     w = getattr(_local, "worker", None)
@@ -84,7 +86,7 @@ def run_on_dask_worker(cells: list[str], seed: int, watch: list[int], limits: di
             w.close()
         w = _local.worker = SandboxWorker(lim, slot=threading.get_ident() % 1000)
         atexit.register(w.close)
-    return w.run(cells, seed, watch).to_dict()
+    return w.run(cells, seed, watch, files).to_dict()
 
 
 class DaskPool:
@@ -106,7 +108,7 @@ class DaskPool:
         futures = {}
         for job in jobs:
             fut = self.client.submit(run_on_dask_worker, job.cells, job.seed, job.watch, self.limits.to_dict(),
-                                     pure=False, retries=0)
+                                     job.files, pure=False, retries=0)
             futures[fut] = job
         for fut in as_completed(list(futures)):
             job = futures.pop(fut)

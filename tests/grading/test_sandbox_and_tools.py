@@ -141,3 +141,24 @@ def test_without_bubblewrap_the_cli_says_so_and_still_grades(tmp_path):
     scores = {p.parent.parent.name: json.loads(p.read_text())["score"]
               for p in root.glob("autograded/*/01-tensors/.torchcourse-grade.json")}
     assert scores == {"honest-correct": 6.0, "one-wrong": 4.0}
+
+
+def test_chapter_data_files_reach_the_sandbox(tmp_path):
+    """A chapter's data files sit beside the cells, as nbgrader puts them beside an autograded notebook."""
+    import nbformat
+
+    from grader.autograde import autograde
+    from grader.course import Course
+    from tests.grading.conftest import submit
+
+    root = fixture_course(tmp_path)
+    (root / "solutions" / "01-tensors" / "table.csv").write_text("a,b\n1,2\n")
+    nb = nbformat.read(str(CASES / "honest-correct.ipynb"), as_version=4)
+    nb.cells.append(nbformat.v4.new_code_cell("print('DATA', open('table.csv').read().split())"))
+    nbformat.write(nb, str(tmp_path / "with-data.ipynb"))
+    submit(root, "reader", {"a-basics.ipynb": tmp_path / "with-data.ipynb",
+                            "b-more.ipynb": CASES / "correct-b-more.ipynb"})
+    records = autograde(Course(root), "01-tensors", workers=1, progress=False)
+    assert records["reader"]["score"] == 6
+    out = nbformat.read(str(root / "autograded" / "reader" / "01-tensors" / "a-basics.ipynb"), as_version=4)
+    assert "DATA ['a,b', '1,2']" in out.cells[-1].outputs[0]["text"]
