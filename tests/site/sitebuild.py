@@ -31,17 +31,13 @@ atexit.register(shutil.rmtree, _WORK, ignore_errors=True)
 
 @dataclass(frozen=True)
 class Site:
-    out: Path  # --path-output: html in out/_build/html, executed notebooks in out/_build/jupyter_execute
+    out: Path  # --path-output: html in out/_build/html, execution cache in out/_build/.jupyter_cache
     log: str
     seconds: float
 
     @property
     def html(self) -> Path:
         return self.out / "_build" / "html"
-
-    @property
-    def executed(self) -> Path:
-        return self.out / "_build" / "jupyter_execute"
 
 
 class BuildError(RuntimeError):
