@@ -162,3 +162,30 @@ def test_chapter_data_files_reach_the_sandbox(tmp_path):
     assert records["reader"]["score"] == 6
     out = nbformat.read(str(root / "autograded" / "reader" / "01-tensors" / "a-basics.ipynb"), as_version=4)
     assert "DATA ['a,b', '1,2']" in out.cells[-1].outputs[0]["text"]
+
+
+def test_feedback_skips_a_page_that_would_show_hidden_tests(tmp_path):
+    """Learner code can print the hidden cell that calls it; that page is withheld, the others are written."""
+    import nbformat
+
+    from grader.autograde import autograde
+    from grader.course import Course
+    from grader.feedback import feedback
+    from tests.grading.conftest import submit, submit_case
+
+    root = fixture_course(tmp_path)
+    nb = nbformat.read(str(CASES / "honest-correct.ipynb"), as_version=4)
+    for c in nb.cells:
+        if c.metadata.get("nbgrader", {}).get("grade_id") == "fx-double-answer":
+            c.source = ("import sys, linecache\ndef double(t):\n"
+                        "    print(''.join(linecache.getlines(sys._getframe(1).f_code.co_filename)))\n"
+                        "    return t * 2\n")
+    nbformat.write(nb, str(tmp_path / "snoop.ipynb"))
+    submit(root, "snoop", {"a-basics.ipynb": tmp_path / "snoop.ipynb", "b-more.ipynb": CASES / "correct-b-more.ipynb"})
+    submit_case(root, "honest-correct")
+    records = autograde(Course(root), "01-tensors", workers=1, progress=False)
+    assert records["snoop"]["score"] == 6  # printing is not cheating; showing it in feedback would leak
+    pages = feedback(Course(root), "01-tensors")
+    names = sorted(str(p.relative_to(root / "feedback")) for p in pages)
+    assert names == ["honest-correct/01-tensors/a-basics.html", "honest-correct/01-tensors/b-more.html",
+                     "snoop/01-tensors/b-more.html"]
