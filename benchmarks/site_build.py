@@ -28,9 +28,9 @@ BUDGETS = {"cold build": 300.0, "rebuild, one notebook touched": 30.0,
 COPY = ["_config.yml", "_toc.yml", "book", "chapters"]
 
 
-def build(src: Path, out: Path) -> tuple[float, str]:
+def build(src: Path, out: Path, *extra: str) -> tuple[float, str]:
     start = time.perf_counter()
-    command = [str(BIN / "jupyter-book"), "build", str(src), "-W", "--keep-going", "--path-output", str(out)]
+    command = [str(BIN / "jupyter-book"), "build", str(src), "-W", "--keep-going", "--path-output", str(out), *extra]
     run = subprocess.run(command, cwd=src, capture_output=True, text=True)
     seconds = time.perf_counter() - start
     log = re.sub(r"\x1b\[[0-9;]*m", "", run.stdout + run.stderr)
@@ -76,10 +76,14 @@ def main() -> None:
         report("rebuild, one notebook's code edited", seconds, f"re-executed {executed(log)}")
 
         if "--skip-browser" not in sys.argv:
-            # The browser tests on the repository's own build, not a rebuild.
-            repo_out = work / "repo"
-            _, _ = build(ROOT, repo_out)
-            env = dict(os.environ, TORCHCOURSE_PREBUILT_SITE=str(repo_out))
+            # The browser tests on the repository's own builds (learner and instructor), timed alone.
+            repo_out, instructor_out = work / "repo", work / "instructor"
+            build(ROOT, repo_out)
+            toc = instructor_out / "_toc.yml"
+            subprocess.run([str(BIN / "python"), "book/instructor_toc.py", str(toc)], cwd=ROOT, check=True)
+            build(ROOT, instructor_out, "--config", "_config_instructor.yml", "--toc", str(toc))
+            env = dict(os.environ, TORCHCOURSE_PREBUILT_SITE=str(repo_out),
+                       TORCHCOURSE_PREBUILT_INSTRUCTOR_SITE=str(instructor_out))
             start = time.perf_counter()
             run = subprocess.run([str(BIN / "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/browser"],
                                  cwd=ROOT, env=env, capture_output=True, text=True)

@@ -232,8 +232,16 @@ def _dedupe_scripts(app: Sphinx, pagename: str, templatename: str, context: dict
     context["script_files"] = unique
 
 
+def _instructor_theme(app: Sphinx, config: Any) -> None:
+    # No download button: html_copy_source is off (the sources hold the hidden tests), so it
+    # would point at missing files. (jupyter-book does not pass html.use_download_button on.)
+    if config.course_instructor:
+        config.html_theme_options["use_download_button"] = False
+
+
 def setup(app: Sphinx) -> dict[str, Any]:
     app.add_config_value("course_instructor", False, "env")
+    app.connect("config-inited", _instructor_theme)
     app.connect("source-read", _prepare_notebook)
     app.connect("env-get-outdated", _always_reread)
     app.connect("html-page-context", _dedupe_scripts, priority=900)

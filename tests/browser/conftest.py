@@ -80,8 +80,3 @@ def offline_context(browser, traffic: Traffic):
 
     ctx.on("page", on_page)
     return ctx
-
-
-@pytest.fixture(scope="session")
-def learner_site():
-    return sitebuild.learner_site()

@@ -1,4 +1,4 @@
-"""The learner site in headless Chromium, offline: every page, widgets, math, links, search."""
+"""The learner and instructor sites in headless Chromium, offline: every page, widgets, math, links, search."""
 
 from __future__ import annotations
 
@@ -53,9 +53,10 @@ def _saved_slider_values(page_html: str) -> list[int]:
             if s.get("model_name") == "IntSliderModel" and "value" in s.get("state", {})]
 
 
-@pytest.fixture(scope="module")
-def crawl(browser, learner_site) -> Crawl:
-    html = learner_site.html
+@pytest.fixture(scope="module", params=["learner", "instructor"])
+def crawl(request, browser) -> Crawl:
+    site = sitebuild.learner_site() if request.param == "learner" else sitebuild.instructor_site()
+    html = site.html
     pages = sorted(p.relative_to(html).as_posix() for p in html.rglob("*.html") if "_static" not in p.parts)
     traffic = Traffic()
     visits = []
@@ -95,10 +96,10 @@ def crawl(browser, learner_site) -> Crawl:
     return Crawl(html, base, visits, traffic, hits)
 
 
-def test_every_page_was_visited(crawl, learner_site):
+def test_every_page_was_visited(crawl):
     paths = {v.path for v in crawl.visits}
     assert {"index.html", "search.html", "book/intro.html", "book/glossary.html", "book/errata.html"} <= paths
-    assert any(p.startswith("chapters/") for p in paths)
+    assert any(p.startswith(("chapters/", "solutions/")) for p in paths)
 
 
 def test_zero_external_requests(crawl):
@@ -161,4 +162,4 @@ def test_every_internal_link_resolves(crawl):
 
 def test_search_finds_the_broadcasting_pages(crawl):
     assert crawl.search_hits, "search for 'broadcasting' found nothing"
-    assert any("/chapters/" in h for h in crawl.search_hits)
+    assert any("/chapters/" in h or "/solutions/" in h for h in crawl.search_hits)

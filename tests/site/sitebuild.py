@@ -3,8 +3,9 @@
 Shared by tests/site and tests/browser (both conftests load this one module), so a session
 that runs both builds each site once. Builds go to a throw-away folder with a cold execution
 cache, exactly as `make book` / `make book-instructor` build them (same configs, same -W).
-TORCHCOURSE_PREBUILT_SITE=<path-output of a learner build> reuses a finished build instead
-(benchmarks/site_build.py uses it to time the browser tests alone).
+TORCHCOURSE_PREBUILT_SITE=<path-output of a learner build> (and TORCHCOURSE_PREBUILT_INSTRUCTOR_SITE
+for the instructor build) reuse finished builds instead: benchmarks/site_build.py uses them to
+time the browser tests alone.
 """
 
 from __future__ import annotations
@@ -78,6 +79,10 @@ def learner_site() -> Site:
 
 def instructor_site() -> Site:
     if "instructor" not in _sites:
+        prebuilt = os.environ.get("TORCHCOURSE_PREBUILT_INSTRUCTOR_SITE")
+        if prebuilt:
+            _sites["instructor"] = Site(Path(prebuilt), "", 0.0)
+            return _sites["instructor"]
         vendor()
         toc = _WORK / "instructor" / "_toc.yml"
         subprocess.run([str(BIN / "python"), "book/instructor_toc.py", str(toc)], cwd=ROOT, check=True)
