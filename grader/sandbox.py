@@ -57,6 +57,7 @@ class Facilities:
     root: bool
     drop_uid: bool
     netns: bool
+    cgroups: bool = False
     missing: list[str] = field(default_factory=list)
 
     @property
@@ -130,7 +131,85 @@ def facilities() -> Facilities:
     netns = bool(bwrap) or root or _userns_works()
     if not netns:
         missing.append("no network namespace: learner code can reach the network")
-    return Facilities(bwrap=bwrap, root=root, drop_uid=drop, netns=netns, missing=missing)
+    cgroups = root and all(_cgroup_dir(c) is not None for c in ("memory", "pids"))
+    if not cgroups:
+        missing.append("no writable cgroup (v1) memory and pids controllers: a submission's processes are "
+                       "limited one by one (RLIMIT_AS, RLIMIT_NPROC), not in total")
+    return Facilities(bwrap=bwrap, root=root, drop_uid=drop, netns=netns, cgroups=cgroups, missing=missing)
+
+
+def _cgroup_dir(controller: str) -> Path | None:
+    """This process's own cgroup (v1) for `controller`, when this process may create cgroups below it."""
+    base = Path("/sys/fs/cgroup") / controller
+    if not (base / "cgroup.procs").exists():
+        return None
+    try:
+        for line in Path("/proc/self/cgroup").read_text().splitlines():
+            _, ctrls, rel = line.split(":", 2)
+            if controller in ctrls.split(","):
+                d = base / rel.lstrip("/")
+                return d if os.access(d, os.W_OK) else None
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+def _descendants(pid: int) -> list[int]:
+    found, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        found.append(p)
+        try:
+            for task in os.listdir(f"/proc/{p}/task"):
+                with open(f"/proc/{p}/task/{task}/children") as f:
+                    todo += [int(c) for c in f.read().split()]
+        except OSError:
+            pass
+    return found
+
+
+def _remove_stale(parent: Path) -> None:
+    """Empty cgroups left by a grader that was killed (its pid is gone): remove them."""
+    for d in parent.glob("torchcourse-*-*"):
+        pid = d.name.split("-")[1]
+        if pid.isdigit() and not Path(f"/proc/{pid}").exists():
+            try:
+                d.rmdir()
+            except OSError:
+                pass
+
+
+class Cgroups:
+    """One memory and one pids cgroup per worker: a submission's processes are also limited in total."""
+
+    def __init__(self, name: str, pid: int, limits: Limits) -> None:
+        self.dirs: list[Path] = []
+        settings = {"memory": {"memory.limit_in_bytes": str((limits.mem_mb + 512) * 2**20)},
+                    "pids": {"pids.max": str(limits.nproc + 64)}}
+        for controller, values in settings.items():
+            parent = _cgroup_dir(controller)
+            if parent is None:
+                continue
+            _remove_stale(parent)
+            d = parent / name
+            d.mkdir(exist_ok=True)
+            self.dirs.append(d)
+            for key, value in values.items():
+                (d / key).write_text(value)
+            for p in _descendants(pid):  # the worker tree exists already: move all of it
+                try:
+                    (d / "cgroup.procs").write_text(str(p))
+                except OSError:
+                    pass
+
+    def remove(self) -> None:
+        for d in self.dirs:
+            for _ in range(50):
+                try:
+                    d.rmdir()
+                    break
+                except OSError:
+                    time.sleep(0.1)
 
 
 def warn_missing() -> list[str]:
@@ -242,6 +321,7 @@ class SandboxWorker:
         self.uid = random.randrange(200_000, 2_000_000_000) + slot if self.fac.drop_uid else None
         self.counter = 0
         self.proc: subprocess.Popen | None = None
+        self.cgroups: Cgroups | None = None
         self.log = open(self.jobs_root.with_suffix(".log"), "w+b")
         self.spawn()
         if wait:
@@ -274,6 +354,8 @@ class SandboxWorker:
         if not line or not json.loads(line).get("ready"):
             self.close()
             raise RuntimeError("the sandbox worker did not start:\n" + self.log_tail())
+        if self.fac.cgroups and self.proc is not None:
+            self.cgroups = Cgroups(f"torchcourse-{os.getpid()}-{self.jobs_root.name}", self.proc.pid, self.limits)
 
     def log_tail(self, n: int = 4000) -> str:
         self.log.flush()
@@ -304,13 +386,7 @@ class SandboxWorker:
         return self.proc is not None and self.proc.poll() is None
 
     def close(self) -> None:
-        if self.proc is not None:
-            try:
-                self.proc.kill()
-                self.proc.wait(timeout=10)
-            except Exception:
-                pass
-            self.proc = None
+        self.close_process_only()
         shutil.rmtree(self.jobs_root, ignore_errors=True)
         for extra in (".mpl", ".ipython"):
             shutil.rmtree(str(self.jobs_root) + extra, ignore_errors=True)
@@ -380,3 +456,6 @@ class SandboxWorker:
             except Exception:
                 pass
             self.proc = None
+        if self.cgroups is not None:
+            self.cgroups.remove()
+            self.cgroups = None

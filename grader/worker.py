@@ -300,6 +300,7 @@ def run_child(shell: GradeShell, spec: dict, tick: int, snap: dict) -> None:
     if spec.get("uid") is not None:
         for path in (results, raw_reader):
             os.fchown(path, spec["uid"], spec["gid"])
+    _oom_score("0")
     _limits(spec)
     _drop(spec)
     os.chdir(jobdir)
@@ -476,8 +477,17 @@ def run_job(shell: GradeShell, spec: dict, snap: dict) -> dict:
     return reply
 
 
+def _oom_score(value: str) -> None:
+    try:
+        with open("/proc/self/oom_score_adj", "w") as f:
+            f.write(value)
+    except OSError:
+        pass
+
+
 def main() -> None:
     _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # the grader died: so do we
+    _oom_score("-1000")  # when a submission's cgroup runs out of memory, the kernel kills the job, not us
     shell = make_shell()
     snap = _snapshot()
     out = sys.stdout

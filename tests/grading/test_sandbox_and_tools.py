@@ -189,3 +189,24 @@ def test_feedback_skips_a_page_that_would_show_hidden_tests(tmp_path):
     names = sorted(str(p.relative_to(root / "feedback")) for p in pages)
     assert names == ["honest-correct/01-tensors/a-basics.html", "honest-correct/01-tensors/b-more.html",
                      "snoop/01-tensors/b-more.html"]
+
+
+def test_memory_of_all_a_submissions_processes_is_capped(sandbox_facilities):
+    """Each process is under RLIMIT_AS; with cgroups the total is capped too: 8 x 400 MB children, 1 GiB cap."""
+    if not sandbox_facilities.cgroups:
+        pytest.skip("no cgroup memory controller, so this would use 3 GB of the host: "
+                    + "; ".join(sandbox_facilities.missing))
+    from grader.sandbox import Limits, SandboxWorker
+
+    bomb = ("import os, time\nkids = []\nfor i in range(8):\n    pid = os.fork()\n    if pid == 0:\n"
+            "        x = b'x' * (400 * 2**20)\n        time.sleep(3)\n        os._exit(0)\n    kids.append(pid)\n"
+            "print('killed', sum(os.waitpid(k, 0)[1] == 9 for k in kids))")
+    with SandboxWorker(Limits(mem_mb=512, cell_timeout=60, budget=90)) as w:
+        raw = w.run([bomb, "print('still here')"], seed=1)
+        assert w.alive()
+        peak = int((w.cgroups.dirs[0] / "memory.max_usage_in_bytes").read_text())
+    text = "".join(o.get("text", "") for i in sorted(raw.cells) for o in raw.cells[i]["outputs"])
+    assert "still here" in text
+    killed = int(text.split("killed")[1].split()[0])
+    assert killed >= 4, text
+    assert peak <= (512 + 512) * 2**20
