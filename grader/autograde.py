@@ -36,6 +36,7 @@ class Pending:
     sanitised: dict[str, Sanitised] = field(default_factory=dict)
     raw: dict[str, RawResult] = field(default_factory=dict)
     errors: dict[str, str] = field(default_factory=dict)
+    sanitising_done: bool = False
 
 
 def submission_hash(folder: Path) -> str:
@@ -187,6 +188,18 @@ def autograde(course: Course, chapter: str, workers: int | None = None, schedule
         pending = {s: Pending() for s in todo}
         bar = Progress(len(todo), progress)
 
+        def maybe_finish(s: str) -> None:
+            p = pending.get(s)
+            if p is None or not p.sanitising_done or len(p.raw) < len(p.sanitised):
+                return
+            del pending[s]
+            try:
+                records[s] = _finish(course, chapter, s, notebooks, p, refs, info, seed)
+            except Exception as exc:  # one student's bad luck never stops the class; a rerun retries
+                print(f"autograde: {s} not recorded ({type(exc).__name__}: {exc}); run autograde again",
+                      file=sys.stderr)
+            bar.step()
+
         def jobs():
             for s in todo:
                 folder = course.submitted / s / chapter
@@ -199,17 +212,13 @@ def autograde(course: Course, chapter: str, workers: int | None = None, schedule
                         continue
                     pending[s].sanitised[nb] = sub
                     yield Job((s, nb), _cells(sub), seed, list(sub.grade_cells.values()), files)
-                if not pending[s].sanitised:  # nothing to run: finish now
-                    records[s] = _finish(course, chapter, s, notebooks, pending.pop(s), refs, info, seed)
-                    bar.step()
+                pending[s].sanitising_done = True
+                maybe_finish(s)  # results may all be in already, or there was nothing to run
 
         for job, raw in pool.run(jobs()):
             s, nb = job.key
-            p = pending[s]
-            p.raw[nb] = raw
-            if len(p.raw) == len(p.sanitised) and len(p.raw) + len(p.errors) == len(notebooks):
-                records[s] = _finish(course, chapter, s, notebooks, pending.pop(s), refs, info, seed)
-                bar.step()
+            pending[s].raw[nb] = raw
+            maybe_finish(s)
     finally:
         pool.close()
     return records

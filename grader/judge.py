@@ -132,7 +132,8 @@ def cell_states(raw: RawResult, n_cells: int) -> list[str]:
             first_missing = False
             if raw.status in ("timeout", "budget"):
                 states.append(raw.status)
-            elif raw.signal is not None or (raw.code not in (None, 0)) or raw.status == "worker_died":
+            elif raw.signal is not None or (raw.code not in (None, 0)) or raw.status in ("worker_died",
+                                                                                          "worker_error"):
                 states.append("crashed")
             else:
                 states.append("missing")

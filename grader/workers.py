@@ -47,6 +47,8 @@ class LocalPool:
         w = self.free.get()
         try:
             return w.run(job.cells, job.seed, job.watch, job.files)
+        except Exception as exc:  # the grader's own trouble (disk full, ...): this job fails, the batch goes on
+            return RawResult("worker_error", {}, error=f"{type(exc).__name__}: {exc}")
         finally:
             self.free.put(w)
 

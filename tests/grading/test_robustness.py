@@ -62,6 +62,7 @@ TABLE = {
     "output-100mb": (RIGHT, "a correct notebook carrying 100 MB of saved output"),
     "renamed-notebook": (WRONG, "a-basics.ipynb submitted as a-basics-Copy1.ipynb"),
     "missing-notebook": (WRONG, "a-basics.ipynb not submitted"),
+    "corrupt-second-notebook": ((2, 3, 0), "a-basics correct, b-more not JSON: only b-more's point is lost"),
 }
 NEEDS_BWRAP = {"gradebook-and-solutions": "reading the gradebook is only impossible inside bubblewrap"}
 PORT = 47111
@@ -86,6 +87,7 @@ def _build(root):
     nbformat.write(nb, str(folder / "a-basics.ipynb"))
     submit(root, "renamed-notebook", {"a-basics-Copy1.ipynb": honest, "b-more.ipynb": b_ok})
     submit(root, "missing-notebook", {"b-more.ipynb": b_ok})
+    submit(root, "corrupt-second-notebook", {"a-basics.ipynb": honest, "b-more.ipynb": CASES / "corrupt-json.ipynb"})
 
 
 def _sandbox_pids() -> set[int]:
