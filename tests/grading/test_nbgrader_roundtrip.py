@@ -10,6 +10,10 @@ exactly its points.
 from __future__ import annotations
 
 import csv
+import os
+import shutil
+import subprocess
+import sys
 
 import nbformat
 import pytest
@@ -52,6 +56,13 @@ def test_roundtrip_through_exchange(tmp_path):
         nbgrader(home, "submit", CHAPTER, "--course", "torchcourse", f"--student={student}",
                  f"--Exchange.root={exchange}", env=senv)
 
+    # The course grader's collect reads the same exchange (into a copy of the course, to leave this one plain).
+    mine = tmp_path / "grader-course"
+    shutil.copytree(root, mine)
+    done = subprocess.run([sys.executable, "-m", "grader", "--root", str(mine), "collect", CHAPTER], cwd=REPO,
+                          capture_output=True, text=True, env={**os.environ, **env}, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in (mine / "submitted").iterdir()) == sorted(plans)
     nbgrader(root, "collect", CHAPTER, env=env)
     assert sorted(p.name for p in (root / "submitted").iterdir()) == sorted(plans)
     nbgrader(root, "autograde", CHAPTER, env=env)
