@@ -90,7 +90,7 @@ def _grade(root, **kw):
     from grader.course import Course
     from grader.sandbox import Limits
 
-    recs = autograde(Course(root), CHAPTER, limits=Limits(cell_timeout=3, budget=20), progress=False, seed=1234, **kw)
+    recs = autograde(Course(root), CHAPTER, limits=Limits(cell_timeout=10, budget=30), progress=False, seed=1234, **kw)
     return {s: [(e["grade_id"], e["score"], e["status"]) for e in r["exercises"]] for s, r in recs.items()}
 
 

@@ -128,7 +128,7 @@ def graded(tmp_path_factory):
     t.start()
     course = Course(root)
     try:
-        records = autograde(course, CHAPTER, workers=2, limits=Limits(cell_timeout=3, budget=20, mem_mb=1024),
+        records = autograde(course, CHAPTER, workers=2, limits=Limits(cell_timeout=5, budget=30, mem_mb=1024),
                             progress=False)
     finally:
         stop.set()
