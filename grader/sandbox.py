@@ -168,6 +168,17 @@ def _descendants(pid: int) -> list[int]:
     return found
 
 
+def _remove_stale_jobs() -> None:
+    """Job folders left by a grader that was killed (the pid in their name is gone): remove them."""
+    for d in Path(tempfile.gettempdir()).glob("torchcourse-jobs-*-*"):
+        pid = d.name.split("-")[2]
+        if pid.isdigit() and not Path(f"/proc/{pid}").exists():
+            if d.is_dir():
+                shutil.rmtree(d, ignore_errors=True)
+            else:
+                d.unlink(missing_ok=True)
+
+
 def _remove_stale(parent: Path) -> None:
     """Empty cgroups left by a grader that was killed (its pid is gone): remove them."""
     for d in parent.glob("torchcourse-*-*"):
@@ -315,7 +326,8 @@ class SandboxWorker:
     def __init__(self, limits: Limits | None = None, slot: int = 0, wait: bool = True) -> None:
         self.limits = limits or Limits()
         self.fac = facilities()
-        self.jobs_root = Path(tempfile.mkdtemp(prefix="torchcourse-jobs-"))
+        _remove_stale_jobs()
+        self.jobs_root = Path(tempfile.mkdtemp(prefix=f"torchcourse-jobs-{os.getpid()}-"))
         os.chmod(self.jobs_root, 0o711)
         # A uid of our own per worker: RLIMIT_NPROC counts per uid, and cleanup kills every process of it.
         self.uid = random.randrange(200_000, 2_000_000_000) + slot if self.fac.drop_uid else None
