@@ -32,9 +32,10 @@ def _code_cells(path: Path) -> list[str]:
             for c in nb["cells"] if c["cell_type"] == "code"]
 
 
-def secret_lines(path: Path) -> set[str]:
-    """Every stripped, non-trivial line inside a solution or hidden-test region of a notebook."""
-    secrets: set[str] = set()
+def _split_lines(path: Path) -> tuple[set[str], set[str]]:
+    """(inside, outside): stripped code lines inside some solution or hidden-test region, and the rest."""
+    inside_lines: set[str] = set()
+    outside_lines: set[str] = set()
     for source in _code_cells(path):
         inside = False
         for line in source.splitlines():
@@ -43,9 +44,20 @@ def secret_lines(path: Path) -> set[str]:
                 inside = True
             elif any(text.startswith(end) for _, end in REGIONS):
                 inside = False
-            elif inside and text not in TRIVIAL and not text.startswith("#"):
-                secrets.add(text)
-    return secrets
+            else:
+                (inside_lines if inside else outside_lines).add(text)
+    return inside_lines, outside_lines
+
+
+def secret_lines(path: Path) -> set[str]:
+    """Every stripped, non-trivial line inside a solution or hidden-test region of a notebook."""
+    inside, _ = _split_lines(path)
+    return {t for t in inside if t not in TRIVIAL and not t.startswith("#")}
+
+
+def _outside_lines(path: Path) -> set[str]:
+    """Stripped lines of a solution notebook that sit outside every solution and hidden-test region."""
+    return _split_lines(path)[1]
 
 
 def find_leaks(solution_dir: Path, release_dir: Path) -> list[str]:
@@ -62,37 +74,10 @@ def find_leaks(solution_dir: Path, release_dir: Path) -> list[str]:
         text = rel.read_text(encoding="utf-8")
         problems += [f"{rel}: contains the marker {m!r}" for m in MARKERS if m in text]
         # A secret line that also appears outside every region of the solution is not a secret.
-        outside = set()
-        for source in _code_cells(sol):
-            inside = False
-            for line in source.splitlines():
-                t = line.strip()
-                if any(t.startswith(b) for b, _ in REGIONS):
-                    inside = True
-                elif any(t.startswith(e) for _, e in REGIONS):
-                    inside = False
-                elif not inside:
-                    outside.add(t)
-        for secret in sorted(secret_lines(sol) - outside):
+        for secret in sorted(secret_lines(sol) - _outside_lines(sol)):
             if secret in public:
                 problems.append(f"{rel}: contains solution or hidden-test line {secret!r}")
     return problems
-
-
-def _outside_lines(path: Path) -> set[str]:
-    """Stripped lines of a solution notebook that sit outside every solution and hidden-test region."""
-    outside = set()
-    for source in _code_cells(path):
-        inside = False
-        for line in source.splitlines():
-            t = line.strip()
-            if any(t.startswith(b) for b, _ in REGIONS):
-                inside = True
-            elif any(t.startswith(e) for _, e in REGIONS):
-                inside = False
-            elif not inside:
-                outside.add(t)
-    return outside
 
 
 def _all_secrets(root: Path) -> set[str]:
