@@ -149,12 +149,7 @@ def sanitise(path: Path, chapter: str, notebook: str, db_url: str, known: dict[s
     except Exception as exc:
         why = f"{type(exc).__name__}: {exc}"
         raise SanitiseError(f"{path.name}: nbgrader could not restore its cells ({why})") from None
-    code_cells = [i for i, c in enumerate(nb.cells) if c.cell_type == "code"]
-    grade_cells = {}
-    for pos, i in enumerate(code_cells):
-        gid = _claims(nb.cells[i])
-        if gid in points:
-            grade_cells[gid] = pos
+    code_cells, grade_cells = _locate_grade_cells(nb, points)
     for gid in points:
         if gid not in grade_cells:  # cannot happen after add_missing_cells; say so if it does
             notes.append(f"test cell {gid!r} could not be restored")
@@ -165,10 +160,16 @@ def solution_notebook(path: Path, chapter: str, notebook: str, db_url: str) -> S
     """The instructor's notebook, read the same way (it is trusted, but must have the same cells)."""
     nb = nbformat.read(str(path), as_version=4)
     known, points = source_cells(db_url, chapter, notebook)
+    code_cells, grade_cells = _locate_grade_cells(nb, points)
+    return Sanitised(nb, code_cells, grade_cells, points, [])
+
+
+def _locate_grade_cells(nb, points: dict) -> tuple[list[int], dict[str, int]]:
+    """Indices of the code cells, and each known test cell's position among them."""
     code_cells = [i for i, c in enumerate(nb.cells) if c.cell_type == "code"]
     grade_cells = {}
     for pos, i in enumerate(code_cells):
         gid = _claims(nb.cells[i])
         if gid in points:
             grade_cells[gid] = pos
-    return Sanitised(nb, code_cells, grade_cells, points, [])
+    return code_cells, grade_cells
