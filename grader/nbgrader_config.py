@@ -5,6 +5,8 @@ repository root with solutions/ as the source and chapters/ as the release.
 """
 
 import os
+import sys
+from pathlib import Path
 
 from nbgrader.preprocessors import (
     CheckCellMetadata,
@@ -23,16 +25,14 @@ from nbgrader.preprocessors import (
 c = get_config()  # noqa: F821
 
 COURSE_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-c.CourseDirectory.course_id = "torchcourse"
-c.CourseDirectory.root = COURSE_ROOT
-c.CourseDirectory.source_directory = "solutions"
-c.CourseDirectory.release_directory = "chapters"
-# One assignment per chapter; a notebook of a chapter is any *.ipynb in its folder.
-c.CourseDirectory.notebook_id = "*"
-# The exchange a class shares (JupyterHub: make it mode 1777, see README); tests override it.
-c.Exchange.root = os.environ.get("TORCHCOURSE_EXCHANGE", "/srv/nbgrader/exchange")
+# The `nbgrader` script does not put the working directory on sys.path; the course's package must import.
+if COURSE_ROOT not in sys.path:
+    sys.path.insert(0, COURSE_ROOT)
+from grader.course import Course  # noqa: E402
 
-c.CourseDirectory.db_url = "sqlite:///" + os.path.join(COURSE_ROOT, "gradebook.db")
+# Course id, solutions/ -> chapters/, one assignment per chapter (notebook_id "*"), the gradebook and
+# the exchange (TORCHCOURSE_EXCHANGE; on JupyterHub make it mode 1777, see README): one place, Course.config.
+c.merge(Course(Path(COURSE_ROOT)).config())
 
 
 class StripWidgetState(NbGraderPreprocessor):

@@ -7,7 +7,3 @@ SOLUTIONS = ROOT / "solutions"
 CHAPTERS = ROOT / "chapters"
 CHAPTER_IDS = ("01-tensors", "02-autograd", "03-parallel", "04-hardware")
 
-
-def chapters_present(root: Path = ROOT) -> list[str]:
-    """The chapters that have solution notebooks, in course order."""
-    return [c for c in CHAPTER_IDS if any((root / "solutions" / c).glob("*.ipynb"))]

@@ -14,7 +14,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from grader.paths import ROOT, chapters_present
+from grader.course import Course
+from grader.paths import ROOT
 
 REGIONS = [("### BEGIN SOLUTION", "### END SOLUTION"), ("### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS")]
 MARKERS = [m for pair in REGIONS for m in pair]
@@ -122,7 +123,7 @@ def find_site_leaks(root: Path) -> list[str]:
 
 def release(chapters: list[str] | None = None, root: Path = ROOT) -> list[str]:
     """Release each chapter with nbgrader and check it; returns the chapters released."""
-    chapters = chapters or chapters_present(root)
+    chapters = chapters or Course(root).assignments()
     for chapter in chapters:
         cmd = [sys.executable, "-m", "nbgrader", "generate_assignment", chapter, "--force", "--no-db",
                "--log-level=WARN"]

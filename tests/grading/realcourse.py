@@ -20,14 +20,20 @@ REPO = Path(__file__).resolve().parents[2]
 WRONG_DIR = REPO / "tests" / "notebooks" / "wrong_answers"
 
 
+def install_config(dest: Path) -> None:
+    """The course's nbgrader configuration in `dest`; it takes its settings from the grader package
+    (grader.course), so the package travels with it."""
+    shutil.copytree(REPO / "grader", dest / "grader", dirs_exist_ok=True,
+                    ignore=shutil.ignore_patterns("__pycache__", "README.md"))
+    shutil.copy(REPO / "nbgrader_config.py", dest / "nbgrader_config.py")
+
+
 def course_copy(dest: Path, chapter: str, release: bool = True) -> Path:
     """solutions/<chapter> and the nbgrader configuration in `dest`, released there with plain nbgrader."""
     (dest / "solutions").mkdir(parents=True, exist_ok=True)
     shutil.copytree(REPO / "solutions" / chapter, dest / "solutions" / chapter,
                     ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
-    (dest / "grader").mkdir(exist_ok=True)
-    shutil.copy(REPO / "grader" / "nbgrader_config.py", dest / "grader" / "nbgrader_config.py")
-    shutil.copy(REPO / "nbgrader_config.py", dest / "nbgrader_config.py")
+    install_config(dest)
     if release:
         nbgrader(dest, "generate_assignment", chapter, "--force", "--no-db")
     return dest

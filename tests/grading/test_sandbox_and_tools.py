@@ -9,6 +9,7 @@ import sys
 import pytest
 
 from tests.grading.conftest import CASES, REPO, fixture_course
+from tests.grading.realcourse import install_config
 
 pytestmark = pytest.mark.grading
 
@@ -71,9 +72,7 @@ def test_release_refuses_leaks(tmp_path):
     from grader.release import LeakError, release
 
     root = fixture_course(tmp_path)
-    (root / "grader").mkdir()
-    shutil.copy(REPO / "grader" / "nbgrader_config.py", root / "grader" / "nbgrader_config.py")
-    shutil.copy(REPO / "nbgrader_config.py", root / "nbgrader_config.py")
+    install_config(root)
     assert release(["01-tensors"], root=root) == ["01-tensors"]
     released = (root / "chapters" / "01-tensors" / "a-basics.ipynb").read_text()
     assert "HIDDEN" not in released and "step *= n" not in released
