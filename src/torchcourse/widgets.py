@@ -24,6 +24,14 @@ def figure_png(fig: Figure) -> bytes:
     return buf.getvalue()
 
 
+def figure_and_axes(ax=None, figsize: tuple[float, float] = (6.4, 4.8)):
+    """The renderers' common start: draw on ``ax`` when given (a panel of a stand-in), else on a new Figure."""
+    if ax is None:
+        fig = Figure(figsize=figsize)
+        return fig, fig.add_subplot()
+    return ax.figure, ax
+
+
 def _register_figure_display() -> None:
     # The course draws on plain ``Figure`` objects, not pyplot, so nothing leaks between
     # cells; IPython only knows how to show pyplot figures, so teach it these too.

@@ -24,7 +24,7 @@ from matplotlib.colors import to_rgba
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-from torchcourse.widgets import Explorer
+from torchcourse.widgets import Explorer, figure_and_axes
 
 #: The explorer draws at most this many dimensions (the rules themselves have no limit).
 MAX_NDIM = 6
@@ -304,11 +304,7 @@ _SHADES = ["#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860", "#d
 
 def draw_broadcast(state: BroadcastState, ax=None) -> Figure:
     """Draw the aligned shapes and, for a valid pair, which stored element each result position reads."""
-    if ax is None:
-        fig = Figure(figsize=(6.4, 4.6))
-        ax = fig.add_subplot()
-    else:
-        fig = ax.figure
+    fig, ax = figure_and_axes(ax, figsize=(6.4, 4.6))
     # No ticks at all: even a hidden axis computes them when placing a title, which doubles the cost.
     ax.set_xticks([])
     ax.set_yticks([])

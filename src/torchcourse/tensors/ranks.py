@@ -8,13 +8,14 @@ static stand-in: ``static_rank_gallery()`` draws all six ranks in one figure.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import ipywidgets as widgets
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-from torchcourse.widgets import Explorer
+from torchcourse.widgets import Explorer, figure_and_axes
 
 MAX_RANK = 5
 
@@ -96,10 +97,7 @@ def rank_example(rank: int) -> RankExample:
     boxes: list[Box] = []
     cells: list[Box] = []
     _layout(shape, 0.0, 0.0, 1.0, 1.0, 0, boxes, cells)
-    numel = 1
-    for s in shape:
-        numel *= s
-    return RankExample(rank, name, chinese, shape, dims, typical, numel, boxes, cells)
+    return RankExample(rank, name, chinese, shape, dims, typical, math.prod(shape), boxes, cells)
 
 
 _LEVEL_COLOURS = ["#4c72b0", "#55a868", "#c44e52", "#8172b2", "#ccb974"]
@@ -107,11 +105,7 @@ _LEVEL_COLOURS = ["#4c72b0", "#55a868", "#c44e52", "#8172b2", "#ccb974"]
 
 def draw_rank(example: RankExample, ax=None) -> Figure:
     """Draw one example: a box per slice at each level, a small square per element."""
-    if ax is None:
-        fig = Figure(figsize=(4.2, 3.6))
-        ax = fig.add_subplot()
-    else:
-        fig = ax.figure
+    fig, ax = figure_and_axes(ax, figsize=(4.2, 3.6))
     for box in example.boxes:
         colour = _LEVEL_COLOURS[box.depth % len(_LEVEL_COLOURS)]
         ax.add_patch(Rectangle((box.x, box.y), box.w, box.h, fill=False, lw=1.4, ec=colour))
