@@ -26,7 +26,7 @@ sys.path.insert(0, str(REPO))
 
 import nbformat  # noqa: E402
 
-from tests.grading.realcourse import course_copy, grade_points, nbgrader, submission, write  # noqa: E402
+from tests.helpers.course import course_copy, grade_points, nbgrader, submission, write  # noqa: E402
 
 
 def build(root: Path, chapter: str, n: int) -> None:

@@ -17,6 +17,7 @@ import warnings
 from pathlib import Path
 
 from grader.course import Course
+from torchcourse.contract import CELL_TIMEOUT_S, NOTEBOOK_BUDGET_S
 
 
 def _chapters(course: Course, chapter: str | None, needs_submissions: bool = False) -> list[str]:
@@ -116,8 +117,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--scheduler", help="address of an existing Dask scheduler to run the same work on")
     p.add_argument("--force", action="store_true", help="regrade students already graded")
     p.add_argument("--student", action="append", help="grade only this student (repeatable)")
-    p.add_argument("--cell-timeout", type=float, default=60.0, help="seconds per cell (default 60)")
-    p.add_argument("--budget", type=float, default=300.0, help="seconds per notebook (default 300)")
+    p.add_argument("--cell-timeout", type=float, default=float(CELL_TIMEOUT_S),
+                   help=f"seconds per cell (default {CELL_TIMEOUT_S})")
+    p.add_argument("--budget", type=float, default=float(NOTEBOOK_BUDGET_S),
+                   help=f"seconds per notebook (default {NOTEBOOK_BUDGET_S})")
     p.add_argument("--mem-mb", type=int, default=2048, help="memory a submission may add, MiB (default 2048)")
     p.set_defaults(func=_autograde)
     p = sub.add_parser("feedback", help="per-student HTML feedback without hidden tests")

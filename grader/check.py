@@ -9,6 +9,8 @@ from pathlib import Path
 
 import nbformat
 
+from torchcourse.contract import CELL_TIMEOUT_S, grade_id, is_checks_cell
+
 FOOTER = "These are the visible checks only; graded checks include more cases."
 
 
@@ -16,21 +18,21 @@ def exercise_lines(nb: nbformat.NotebookNode) -> list[tuple[str, bool, str]]:
     """(exercise id, passed, message) for every test cell of an executed notebook."""
     lines = []
     for cell in nb.cells:
-        md = cell.get("metadata", {}).get("nbgrader", {})
-        if cell.cell_type != "code" or not md.get("grade") or md.get("solution"):
+        if not is_checks_cell(cell):
             continue
+        gid = grade_id(cell) or "?"
         err = next((o for o in cell.get("outputs", []) if o.get("output_type") == "error"), None)
         if err is None:
-            lines.append((md.get("grade_id", "?"), True, "passed"))
+            lines.append((gid, True, "passed"))
         elif err.get("ename") == "NotImplementedError":
-            lines.append((md.get("grade_id", "?"), False,
+            lines.append((gid, False,
                           "not answered yet (the answer cell still raises NotImplementedError)"))
         else:
-            lines.append((md.get("grade_id", "?"), False, f"{err.get('ename')}: {err.get('evalue')}"))
+            lines.append((gid, False, f"{err.get('ename')}: {err.get('evalue')}"))
     return lines
 
 
-def check(path: Path, timeout: int = 120) -> int:
+def check(path: Path, timeout: int = CELL_TIMEOUT_S) -> int:
     from nbclient import NotebookClient
 
     nb = nbformat.read(str(path), as_version=4)

@@ -17,9 +17,16 @@ import nbformat
 
 from grader.autograde import read_record
 from grader.course import Course
+from torchcourse.contract import (
+    BEGIN_HIDDEN,
+    EMIT_MIME,
+    END_HIDDEN,
+    cell_source,
+    is_checks_cell,
+    secret_lines,
+    split_regions,
+)
 
-HIDDEN = re.compile(r"^[ \t]*### BEGIN HIDDEN TESTS.*?^[ \t]*### END HIDDEN TESTS[^\n]*\n?", re.S | re.M)
-EMIT_MIME = "application/vnd.torchcourse.emit+json"
 STYLE = """body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;line-height:1.45}
 pre{background:#f6f8fa;padding:.6rem;overflow-x:auto}.pass{color:#176f2c}.fail{color:#b3261e}
 table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.25rem .5rem;text-align:left}"""
@@ -27,15 +34,26 @@ table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.25rem .5rem;
 
 def _strip(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     for cell in nb.cells:
-        md = cell.get("metadata", {}).get("nbgrader", {})
         if cell.cell_type == "code":
             cell.outputs = [o for o in cell.outputs if EMIT_MIME not in o.get("data", {})]
-        if cell.cell_type == "code" and md.get("grade") and not md.get("solution"):
-            cell.source = HIDDEN.sub("# (graded checks with more cases ran here; they are not shown)\n", cell.source)
+        if is_checks_cell(cell):
+            cell.source = _without_hidden(cell.source)
             for o in cell.outputs:
                 if o.get("output_type") == "error":
                     o["traceback"] = [f"{o.get('ename')}: {o.get('evalue')}"]
     return nb
+
+
+def _without_hidden(source: str) -> str:
+    """A checks cell with each hidden block (markers included) replaced by one line saying so."""
+    kept = []
+    for kind, line in split_regions(source):
+        text = line.strip()
+        if kind == "hidden" or text.startswith(END_HIDDEN):
+            continue
+        kept.append("# (graded checks with more cases ran here; they are not shown)"
+                    if text.startswith(BEGIN_HIDDEN) else line)
+    return "\n".join(kept) + "\n"
 
 
 def _summary(record: dict, notebook: str) -> str:
@@ -86,11 +104,4 @@ def feedback(course: Course, chapter: str, students: list[str] | None = None) ->
 def _hidden_lines(path: Path) -> set[str]:
     """Lines only hidden blocks carry (solution lines are the learner's own business in their feedback)."""
     nb = json.loads(path.read_text(encoding="utf-8"))
-    hidden, outside = set(), set()
-    for cell in nb["cells"]:
-        src = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
-        for block in re.findall(r"### BEGIN HIDDEN TESTS(.*?)### END HIDDEN TESTS", src, re.S):
-            lines = (ln.strip() for ln in block.splitlines())
-            hidden |= {ln for ln in lines if len(ln) > 12 and not ln.startswith("#")}
-        outside |= {ln.strip() for ln in HIDDEN.sub("", src).splitlines()}
-    return hidden - outside
+    return secret_lines([cell_source(c) for c in nb["cells"]], kinds={"hidden"})

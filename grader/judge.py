@@ -11,15 +11,12 @@ reference side. Scores are clamped to [0, max].
 
 from __future__ import annotations
 
-import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from grader.sandbox import RawResult
 from grader.sanitise import Sanitised
-
-EMIT_MIME = "application/vnd.torchcourse.emit+json"
-RTOL, ATOL = 1e-5, 1e-8   # for floats, unless the reference payload names its own
+from torchcourse.contract import ATOL, EMIT_MIME, RTOL, plain_difference
 
 
 @dataclass
@@ -59,50 +56,6 @@ def emitted(outputs: Any, slug: str) -> tuple[list[tuple[str, Any, dict]], list[
     return values, bad
 
 
-def same(ref: Any, got: Any, rtol: float = RTOL, atol: float = ATOL, path: str = "") -> str | None:
-    """None when `got` matches `ref` (plain JSON data); else where and how it differs."""
-    if type(ref) is bool or type(got) is bool:
-        if type(ref) is type(got) and ref == got:
-            return None
-        return f"{path or 'value'}: got {_short(got)}, expected {_short(ref)}"
-    if type(ref) in (int, float) and type(got) in (int, float):
-        if type(ref) is int and type(got) is int:
-            return None if ref == got else f"{path or 'value'}: got {got}, expected {ref}"
-        r, g = float(ref), float(got)
-        if math.isfinite(r) and math.isfinite(g) and abs(g - r) <= atol + rtol * abs(r):
-            return None
-        return f"{path or 'value'}: got {_short(got)}, expected {_short(ref)}"
-    if type(ref) is dict and type(got) is dict:
-        if set(ref) == {"error"} and set(got) == {"error"}:  # both raised: the exception type must agree
-            rt, gt = str(ref["error"]).split(":")[0], str(got["error"]).split(":")[0]
-            return None if rt == gt else f"{path or 'value'}: raised {gt}, expected {rt}"
-        if set(ref) != set(got):
-            return f"{path or 'value'}: got {_short(got)}, expected {_short(ref)}"
-        for k in ref:
-            diff = same(ref[k], got[k], rtol, atol, f"{path}.{k}" if path else k)
-            if diff:
-                return diff
-        return None
-    if type(ref) is list and type(got) is list:
-        if len(ref) != len(got):
-            return f"{path or 'value'}: {len(got)} items, expected {len(ref)}"
-        for i, (r, g) in enumerate(zip(ref, got)):
-            diff = same(r, g, rtol, atol, f"{path}[{i}]")
-            if diff:
-                return diff
-        return None
-    if type(ref) is str and type(got) is str:
-        return None if ref == got else f"{path or 'value'}: got {_short(got)}, expected {_short(ref)}"
-    if ref is None and got is None:
-        return None
-    return f"{path or 'value'}: got {_short(got)}, expected {_short(ref)}"
-
-
-def _short(v: Any) -> str:
-    text = repr(v)
-    return text if len(text) <= 80 else text[:77] + "..."
-
-
 def compare(ref: list[tuple[str, Any, dict]], got: list[tuple[str, Any, dict]]) -> str | None:
     """None when the learner's emitted sequence matches the reference's; else the first difference."""
     for k, (name, value, tol) in enumerate(ref):
@@ -111,7 +64,7 @@ def compare(ref: list[tuple[str, Any, dict]], got: list[tuple[str, Any, dict]]) 
         gname, gvalue, _ = got[k]  # the learner's tolerances are ignored
         if gname != name:
             return f"emitted {gname!r} where {name!r} was expected"
-        diff = same(value, gvalue, float(tol.get("rtol", RTOL)), float(tol.get("atol", ATOL)))
+        diff = plain_difference(value, gvalue, float(tol.get("rtol", RTOL)), float(tol.get("atol", ATOL)))
         if diff:
             return f"{name}: {diff}"
     if len(got) > len(ref):

@@ -1,8 +1,8 @@
 """Release: solutions/ → chapters/ with nbgrader, then refuse if any answer or hidden test leaked.
 
 nbgrader strips the solution and hidden-test regions. The leak check is a second, independent
-line of defence: it looks for the markers and for every non-trivial line of every solution
-region and hidden block of solutions/ in the released notebooks.
+line of defence: it looks for the markers and for every secret line (``torchcourse.contract``'s
+one rule) of every solution region and hidden block of solutions/ in the released notebooks.
 """
 
 from __future__ import annotations
@@ -16,11 +16,7 @@ from pathlib import Path
 
 from grader.course import Course
 from grader.paths import ROOT
-
-REGIONS = [("### BEGIN SOLUTION", "### END SOLUTION"), ("### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS")]
-MARKERS = [m for pair in REGIONS for m in pair]
-# Lines too generic to count as a leak when they also appear outside a region.
-TRIVIAL = {"", "pass", "return", "else:", "try:", "import torch", "import numpy as np"}
+from torchcourse.contract import MARKERS, cell_source, secret_lines
 
 
 class LeakError(RuntimeError):
@@ -29,36 +25,11 @@ class LeakError(RuntimeError):
 
 def _code_cells(path: Path) -> list[str]:
     nb = json.loads(path.read_text(encoding="utf-8"))
-    return ["".join(c["source"]) if isinstance(c["source"], list) else c["source"]
-            for c in nb["cells"] if c["cell_type"] == "code"]
+    return [cell_source(c) for c in nb["cells"] if c["cell_type"] == "code"]
 
 
-def _split_lines(path: Path) -> tuple[set[str], set[str]]:
-    """(inside, outside): stripped code lines inside some solution or hidden-test region, and the rest."""
-    inside_lines: set[str] = set()
-    outside_lines: set[str] = set()
-    for source in _code_cells(path):
-        inside = False
-        for line in source.splitlines():
-            text = line.strip()
-            if any(text.startswith(begin) for begin, _ in REGIONS):
-                inside = True
-            elif any(text.startswith(end) for _, end in REGIONS):
-                inside = False
-            else:
-                (inside_lines if inside else outside_lines).add(text)
-    return inside_lines, outside_lines
-
-
-def secret_lines(path: Path) -> set[str]:
-    """Every stripped, non-trivial line inside a solution or hidden-test region of a notebook."""
-    inside, _ = _split_lines(path)
-    return {t for t in inside if t not in TRIVIAL and not t.startswith("#")}
-
-
-def _outside_lines(path: Path) -> set[str]:
-    """Stripped lines of a solution notebook that sit outside every solution and hidden-test region."""
-    return _split_lines(path)[1]
+def _public_lines(path: Path) -> set[str]:
+    return {line.strip() for source in _code_cells(path) for line in source.splitlines()}
 
 
 def find_leaks(solution_dir: Path, release_dir: Path) -> list[str]:
@@ -69,27 +40,23 @@ def find_leaks(solution_dir: Path, release_dir: Path) -> list[str]:
         if not rel.exists():
             problems.append(f"{rel}: not released")
             continue
-        public = set()
-        for source in _code_cells(rel):
-            public.update(line.strip() for line in source.splitlines())
         text = rel.read_text(encoding="utf-8")
         problems += [f"{rel}: contains the marker {m!r}" for m in MARKERS if m in text]
-        # A secret line that also appears outside every region of the solution is not a secret.
-        for secret in sorted(secret_lines(sol) - _outside_lines(sol)):
+        public = _public_lines(rel)
+        for secret in sorted(secret_lines(_code_cells(sol))):
             if secret in public:
                 problems.append(f"{rel}: contains solution or hidden-test line {secret!r}")
     return problems
 
 
 def _all_secrets(root: Path) -> set[str]:
-    """Lines only solution or hidden-test regions carry, long enough to mean something."""
+    """Secret lines of every solution notebook that no released notebook shows anyway."""
     found: set[str] = set()
-    public: set[str] = set()
     for sol in sorted((root / "solutions").glob("*/*.ipynb")):
-        found |= {s for s in secret_lines(sol) - _outside_lines(sol) if len(s) > 12}
+        found |= secret_lines(_code_cells(sol))
+    public: set[str] = set()
     for rel in sorted((root / "chapters").glob("*/*.ipynb")):
-        for source in _code_cells(rel):
-            public |= {ln.strip() for ln in source.splitlines()}
+        public |= _public_lines(rel)
     return found - public
 
 

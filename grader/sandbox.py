@@ -29,6 +29,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+from torchcourse.contract import CELL_TIMEOUT_S, NOTEBOOK_BUDGET_S
+
 WORKER = Path(__file__).with_name("worker.py")
 INSIDE_WORKER = "/opt/torchcourse-grader/worker.py"
 RESULTS_CAP = 96 * 2**20   # bytes of results.jsonl the grader reads
@@ -40,8 +42,8 @@ class SandboxWarning(UserWarning):
 
 @dataclass(frozen=True)
 class Limits:
-    cell_timeout: float = 60.0   # seconds of wall time per cell (then SIGINT, then SIGKILL)
-    budget: float = 300.0        # seconds of wall time per notebook
+    cell_timeout: float = float(CELL_TIMEOUT_S)   # wall seconds per cell (then SIGINT, then SIGKILL)
+    budget: float = float(NOTEBOOK_BUDGET_S)      # wall seconds per notebook
     mem_mb: int = 2048           # address space the child may add to what the warm worker holds
     nproc: int = 64              # processes and threads of the job's uid
     fsize_mb: int = 64           # largest file the child may write

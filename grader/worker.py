@@ -63,7 +63,10 @@ try:  # the course library and its widgets: preloaded so every job starts warm
 except ImportError:
     torchcourse = None
 
-EMIT_MIME = "application/vnd.torchcourse.emit+json"
+try:
+    from torchcourse.contract import EMIT_MIME
+except ImportError:  # reported by the parent as a missing course library
+    EMIT_MIME = "application/vnd.torchcourse.emit+json"
 STREAM_CAP = 100_000          # characters kept per stream per cell
 DISPLAY_CAP = 4_000_000       # bytes of one display bundle, serialised
 CELL_CAP = 16_000_000         # bytes of one cell's outputs, serialised

@@ -1,9 +1,2 @@
-"""Test-suite set-up: the notebook helpers and the repository root importable from every test."""
-
-import sys
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parent.parent
-for path in (ROOT, ROOT / "tests" / "notebooks"):
-    if str(path) not in sys.path:
-        sys.path.insert(0, str(path))
+"""Test-suite set-up. Helpers are imported from the ``tests.helpers`` package (pytest puts the repository
+root on ``sys.path``: ``pythonpath`` in pyproject.toml); conftest files hold fixtures only."""

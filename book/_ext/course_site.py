@@ -25,10 +25,11 @@ from docutils.statemachine import StringList
 from sphinx.application import Sphinx
 from sphinx.util.docutils import SphinxDirective
 
+from torchcourse.contract import BEGIN_HIDDEN, cell_source, grade_id, is_checks_cell
+
 BOOK = Path(__file__).resolve().parent.parent
 # Pages under chapters/ (learner) or solutions/ (instructor): <top>/<NN>-<name>/<page>
 _CHAPTER_DOC = re.compile(r"^(?:chapters|solutions)/(\d\d)-[^/]+/")
-HIDDEN_BEGIN, HIDDEN_END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
 
 LEARNER_NOTE = """
 ```{admonition} Your turn · 轮到你了
@@ -54,13 +55,8 @@ when this page was built (a failure stops the build), and are not shown.
 
 # --------------------------------------------------------------------- notebooks
 
-def _cell_source(cell: dict) -> str:
-    src = cell.get("source", "")
-    return "".join(src) if isinstance(src, list) else src
-
-
 def _grade_id(cell: dict) -> str:
-    return str(cell.get("metadata", {}).get("nbgrader", {}).get("grade_id", ""))
+    return grade_id(cell) or ""
 
 
 def _with_note(markdown: str, note: str) -> str:
@@ -73,13 +69,13 @@ def _with_note(markdown: str, note: str) -> str:
 
 def _split_hidden(cell: dict) -> list[dict]:
     """A test cell → [visible checks, hidden block tagged remove-cell]; both still execute."""
-    src = _cell_source(cell)
-    if HIDDEN_BEGIN not in src:
+    src = cell_source(cell)
+    if BEGIN_HIDDEN not in src:
         return [cell]
-    visible, hidden = src.split(HIDDEN_BEGIN, 1)
+    visible, hidden = src.split(BEGIN_HIDDEN, 1)
     hidden_cell = json.loads(json.dumps(cell))
     hidden_cell["id"] = f"{cell.get('id', 'cell')}-hidden"[:64]
-    hidden_cell["source"] = HIDDEN_BEGIN + hidden
+    hidden_cell["source"] = BEGIN_HIDDEN + hidden
     hidden_cell["metadata"].pop("nbgrader", None)
     hidden_cell["metadata"]["tags"] = ["remove-cell"]
     cell["source"] = visible.rstrip() + "\n"
@@ -94,10 +90,10 @@ def _prepare_notebook(app: Sphinx, docname: str, source: list[str]) -> None:
     cells: list[dict] = []
     for cell in nb.get("cells", []):
         if cell.get("cell_type") == "markdown" and _grade_id(cell).endswith("-task"):
-            cell["source"] = _with_note(_cell_source(cell), INSTRUCTOR_NOTE if instructor else LEARNER_NOTE)
+            cell["source"] = _with_note(cell_source(cell), INSTRUCTOR_NOTE if instructor else LEARNER_NOTE)
         if instructor and cell.get("cell_type") == "code":
             meta = cell.get("metadata", {})
-            if meta.get("nbgrader", {}).get("grade"):
+            if is_checks_cell(cell):
                 # Checks run against the solution here: a failure must fail the build.
                 meta["tags"] = [t for t in meta.get("tags", []) if t != "raises-exception"]
             cells.extend(_split_hidden(cell))
@@ -123,7 +119,7 @@ def _doc_text(env: Any, docname: str) -> str:
     path = Path(env.doc2path(docname))
     text = path.read_text(encoding="utf-8")
     if path.suffix == ".ipynb":
-        text = "\n".join(_cell_source(c) for c in json.loads(text).get("cells", []))
+        text = "\n".join(cell_source(c) for c in json.loads(text).get("cells", []))
     return text
 
 

@@ -1,6 +1,6 @@
 """The exercise contract at run time: seeds, emitted values and beginner-friendly checks.
 
-Every graded exercise uses these helpers (see ``shared/exercise-contract.md`` and
+Every graded exercise uses these helpers (see ``docs/exercise-contract.md`` and
 ``CONTRIBUTING.md``). They are pure and importable without JupyterLab, and nothing
 in them depends on whether a grader is running: learner code gains nothing by
 detecting grading.
@@ -16,10 +16,14 @@ from typing import Any
 import numpy as np
 import torch
 
+from torchcourse.contract import EMIT_MIME, plain_difference, type_name
+
+__all__ = ["DEFAULT_SEED", "EMIT_MIME", "CheckFailed", "call", "emit", "expect_close", "expect_equal",
+           "expect_no_error", "expect_raises", "expect_tensor", "expect_true", "rng", "set_seed",
+           "shares_storage", "to_plain", "torch_generator"]
+
 #: The course seed used when nobody chose another: a learner's self-check is repeatable.
 DEFAULT_SEED = 20240917
-#: The MIME type of emitted values: JupyterLab and the site render nothing for it.
-EMIT_MIME = "application/vnd.torchcourse.emit+json"
 
 _seed = DEFAULT_SEED
 
@@ -66,23 +70,27 @@ def _plain_float(x: float) -> Any:
 
 
 def to_plain(value: Any) -> Any:
-    """Turn a learner's value into plain JSON data, or raise ``NotPlainError``.
+    """Turn a learner's value into type-tagged JSON data, or raise ``NotPlainError``.
 
-    Only exact built-in types are accepted (``type(x) is int``, not ``isinstance``), so
-    an object whose ``__eq__`` or ``__bool__`` lies cannot pass itself off as an answer.
-    Tensors and arrays become ``{"tensor"|"ndarray": ..., "dtype", "shape", "stride", "data"}``.
+    Only exact built-in types are accepted (``type(x) is int``, not ``isinstance``), so an object
+    whose ``__eq__`` or ``__bool__`` lies cannot pass itself off as an answer. JSON keeps ``bool``,
+    ``int``, ``float`` and ``str`` apart; the rest is tagged so that no two types encode alike:
+    a tuple (or ``torch.Size``) is ``{"tuple": [...]}``, a dict ``{"dict": {...}}``, a NumPy scalar
+    ``{"kind": "numpy-scalar", ...}``, a tensor or array ``{"kind", "dtype", "shape", "stride", "data"}``.
     """
     t = type(value)
-    if value is None or t is bool or t is str:
-        return value
-    if t is int:
+    if value is None or t is bool or t is str or t is int:
         return value
     if t is float:
         return _plain_float(value)
-    if t in (tuple, list, torch.Size):
+    if t in (tuple, torch.Size):
+        return {"tuple": [to_plain(v) for v in value]}
+    if t is list:
         return [to_plain(v) for v in value]
     if t is dict:
-        return {str(k): to_plain(v) for k, v in value.items()}
+        if _is_error(value):  # what ``call`` made of an exception
+            return {"error": str(value["error"])}
+        return {"dict": {str(k): to_plain(v) for k, v in value.items()}}
     if t is torch.dtype:
         return str(value)
     if isinstance(value, torch.Tensor) and t in (torch.Tensor, torch.nn.Parameter):
@@ -92,7 +100,7 @@ def to_plain(value: Any) -> Any:
             "dtype": str(value.dtype),
             "shape": list(value.shape),
             "stride": list(value.stride()),
-            "data": to_plain(data.tolist()),
+            "data": _plain_data(data.tolist()),
         }
     if t is np.ndarray:
         return {
@@ -100,11 +108,22 @@ def to_plain(value: Any) -> Any:
             "dtype": str(value.dtype),
             "shape": list(value.shape),
             "stride": [s // value.itemsize for s in value.strides] if value.itemsize else [],
-            "data": to_plain(value.tolist()),
+            "data": _plain_data(value.tolist()),
         }
     if isinstance(value, np.generic) and t.__module__ == "numpy":
-        return to_plain(value.item())
+        return {"kind": "numpy-scalar", "dtype": str(value.dtype), "data": _plain_data(value.item())}
     raise NotPlainError(f"a value of type {t.__name__} cannot be checked; return plain Python or a tensor")
+
+
+def _plain_data(data: Any) -> Any:
+    # A tensor's elements: nested lists of numbers (complex numbers as [re, im]).
+    if type(data) is list:
+        return [_plain_data(v) for v in data]
+    if type(data) is float:
+        return _plain_float(data)
+    if type(data) is complex:
+        return [_plain_float(data.real), _plain_float(data.imag)]
+    return data
 
 
 def emit(slug: str, name: str, value: Any, *, rtol: float | None = None, atol: float | None = None) -> None:
@@ -167,25 +186,50 @@ def expect_no_error(got: Any, *, call: str, taught: str | None = None) -> None:
         raise CheckFailed(f"{call} raised {got['error']}" + _where(taught))
 
 
-def expect_equal(got: Any, want: Any, *, call: str, taught: str | None = None, hint: str = "") -> None:
-    """Exact equality of plain values (tuples and lists compare equal, types are checked)."""
-    expect_no_error(got, call=call, taught=taught)
+def _plain_or_fail(got: Any, call: str, taught: str | None) -> Any:
     try:
-        plain = to_plain(got)
+        return to_plain(got)
     except NotPlainError as exc:
         raise CheckFailed(f"{call} returned {type(got).__name__}: {exc}" + _where(taught)) from None
-    if plain != to_plain(want):
+
+
+def _describe(value: Any) -> str:
+    """A value as a learner should read it in a message: its type, then its repr."""
+    return f"{type_name(to_plain(value))} {value!r}"
+
+
+def expect_equal(got: Any, want: Any, *, call: str, taught: str | None = None, hint: str = "") -> None:
+    """Exact equality of type-tagged values: ``bool``, ``int``, ``float`` differ; a list is not a tuple
+    (a ``torch.Size`` is a tuple); tensors must agree in dtype, shape, strides and every element."""
+    expect_no_error(got, call=call, taught=taught)
+    plain, wanted = _plain_or_fail(got, call, taught), to_plain(want)
+    diff = plain_difference(wanted, plain, rtol=0.0, atol=0.0)
+    if diff:
+        if type_name(plain) != type_name(wanted):
+            _fail(call, got, f"{_describe(want)} (a {type(got).__name__} is not what was asked)", taught, hint)
         _fail(call, got, repr(want), taught, hint)
 
 
 def expect_close(got: Any, want: torch.Tensor | float, *, call: str, rtol: float = 1e-5,
                  atol: float = 1e-8, taught: str | None = None, hint: str = "") -> None:
-    """Values close to ``want`` within tolerances chosen by the exercise, never by the learner."""
+    """Values close to ``want`` within tolerances chosen by the exercise, never by the learner.
+
+    The type must be ``want``'s: a ``float`` where a float is expected (an ``int`` fails), a tensor of
+    ``want``'s dtype where a tensor is expected. When two values print alike, the message shows the
+    largest difference.
+    """
     expect_no_error(got, call=call, taught=taught)
-    if type(got) not in (int, float, torch.Tensor):
-        raise CheckFailed(f"{call} returned a {type(got).__name__}; expected a tensor or a number" + _where(taught))
-    g = torch.as_tensor(got, dtype=torch.float64)
-    w = torch.as_tensor(want, dtype=torch.float64)
+    if type(want) is float and type(got) is not float:
+        raise CheckFailed(f"{call} returned {_describe(got)}; expected a float close to {want!r}" + _where(taught))
+    if isinstance(want, torch.Tensor):
+        if type(got) is not torch.Tensor:
+            raise CheckFailed(f"{call} returned {_describe(got)}; expected a torch.Tensor" + _where(taught))
+        if got.dtype != want.dtype:
+            _fail(call, f"a tensor of dtype {got.dtype}", f"dtype {want.dtype}", taught, hint)
+    if type(got) not in (float, torch.Tensor):
+        raise CheckFailed(f"{call} returned a {type(got).__name__}; expected a tensor or a float" + _where(taught))
+    g = torch.as_tensor(got).detach().to(torch.float64)
+    w = torch.as_tensor(want).detach().to(torch.float64)
     if tuple(g.shape) != tuple(w.shape):
         _fail(call, f"shape {tuple(g.shape)}", f"shape {tuple(w.shape)}", taught, hint)
     # Compared by hand, so a patched torch.allclose cannot change the verdict.

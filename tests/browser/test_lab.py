@@ -20,7 +20,9 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from conftest import Traffic, offline_context, sitebuild
+
+from tests.helpers import site as sitebuild
+from tests.helpers.browser import Traffic, offline_context
 
 pytestmark = pytest.mark.browser
 

@@ -10,8 +10,10 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 import pytest
-from conftest import Traffic, offline_context, sitebuild
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+from tests.helpers import site as sitebuild
+from tests.helpers.browser import Traffic, offline_context
 
 pytestmark = pytest.mark.browser
 

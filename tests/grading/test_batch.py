@@ -15,7 +15,7 @@ import zipfile
 
 import pytest
 
-from tests.grading.conftest import CASES, CHAPTER, REPO, fixture_course, submit, submit_case
+from tests.helpers.course import CASES, CHAPTER, REPO, fixture_course, submit, submit_case
 
 pytestmark = pytest.mark.grading
 MIX = ["honest-correct", "one-wrong", "untouched-release", "os-exit", "patch-torchcourse", "correct-warns"]

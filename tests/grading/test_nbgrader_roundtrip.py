@@ -18,7 +18,7 @@ import sys
 import nbformat
 import pytest
 
-from tests.grading.realcourse import REPO, course_copy, grade_points, nbgrader, submission, write
+from tests.helpers.course import REPO, course_copy, grade_points, nbgrader, submission, write
 
 pytestmark = pytest.mark.grading
 CHAPTER = "01-tensors"

@@ -17,7 +17,7 @@ import threading
 import nbformat
 import pytest
 
-from tests.grading.conftest import CASES, CHAPTER, fixture_course, submit, submit_case
+from tests.helpers.course import CASES, CHAPTER, fixture_course, submit, submit_case
 
 pytestmark = pytest.mark.grading
 

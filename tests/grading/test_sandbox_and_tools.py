@@ -8,8 +8,7 @@ import sys
 
 import pytest
 
-from tests.grading.conftest import CASES, REPO, fixture_course
-from tests.grading.realcourse import install_config
+from tests.helpers.course import CASES, REPO, fixture_course, install_config
 
 pytestmark = pytest.mark.grading
 
@@ -127,7 +126,7 @@ def test_without_bubblewrap_the_cli_says_so_and_still_grades(tmp_path):
     import json
     import os
 
-    from tests.grading.conftest import submit_case
+    from tests.helpers.course import submit_case
 
     root = fixture_course(tmp_path)
     for case in ("honest-correct", "one-wrong"):
@@ -148,7 +147,7 @@ def test_chapter_data_files_reach_the_sandbox(tmp_path):
 
     from grader.autograde import autograde
     from grader.course import Course
-    from tests.grading.conftest import submit
+    from tests.helpers.course import submit
 
     root = fixture_course(tmp_path)
     (root / "solutions" / "01-tensors" / "table.csv").write_text("a,b\n1,2\n")
@@ -170,7 +169,7 @@ def test_feedback_skips_a_page_that_would_show_hidden_tests(tmp_path):
     from grader.autograde import autograde
     from grader.course import Course
     from grader.feedback import feedback
-    from tests.grading.conftest import submit, submit_case
+    from tests.helpers.course import submit, submit_case
 
     root = fixture_course(tmp_path)
     nb = nbformat.read(str(CASES / "honest-correct.ipynb"), as_version=4)

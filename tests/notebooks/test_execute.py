@@ -2,7 +2,15 @@
 
 import pytest
 
-from nbtools import ROOT, errors, execute, grade_id, is_check_cell, released_notebooks, solution_notebooks
+from tests.helpers.notebooks import (
+    ROOT,
+    errors,
+    execute,
+    grade_id,
+    is_checks_cell,
+    released_notebooks,
+    solution_notebooks,
+)
 
 pytestmark = pytest.mark.notebooks
 
@@ -13,7 +21,7 @@ def test_solution_notebook_executes_without_error(path, tmp_path):
     assert errors(nb) == []
     code = [c for c in nb.cells if c.cell_type == "code"]
     assert all(c.execution_count for c in code), "every code cell ran"
-    checks = [grade_id(c) for c in nb.cells if is_check_cell(c)]
+    checks = [grade_id(c) for c in nb.cells if is_checks_cell(c)]
     assert checks, f"{path.name} has no autograded exercise"
 
 
@@ -25,8 +33,8 @@ def test_released_notebook_fails_only_in_its_unanswered_checks(path, tmp_path):
     assert failures, "an unanswered release should fail its checks"
     for index, ename, _ in failures:
         cell = nb.cells[index]
-        assert is_check_cell(cell), f"cell {index} (not a check) raised {ename}"
+        assert is_checks_cell(cell), f"cell {index} (not a check) raised {ename}"
         assert ename == "NotImplementedError", f"check {grade_id(cell)} raised {ename}"
         assert "raises-exception" in cell.metadata.get("tags", []), "the site build relies on this tag"
-    assert len(failures) == sum(1 for c in nb.cells if is_check_cell(c))
+    assert len(failures) == sum(1 for c in nb.cells if is_checks_cell(c))
     assert str(ROOT) not in path.read_text(), "no machine paths in released notebooks"

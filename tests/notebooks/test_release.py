@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from grader.release import find_leaks
-from nbtools import ROOT, released_notebooks, solution_notebooks
+from tests.helpers.notebooks import ROOT, released_notebooks, solution_notebooks
 
 pytestmark = pytest.mark.notebooks
 

@@ -1,13 +1,8 @@
 """Fixtures of the site tests: the learner and instructor sites, built once per session."""
 
-import importlib
-import sys
-from pathlib import Path
-
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sitebuild = importlib.import_module("sitebuild")
+from tests.helpers import site as sitebuild
 
 
 @pytest.fixture(scope="session")

@@ -210,7 +210,7 @@ def test_landing_page_maps_all_four_chapters(learner_site):
 
 
 def test_unchanged_rebuild_executes_nothing(learner_site):
-    import sitebuild
+    from tests.helpers import site as sitebuild
 
     if not learner_site.log:
         pytest.skip("TORCHCOURSE_PREBUILT_SITE: no build in this session")

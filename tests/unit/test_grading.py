@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from torchcourse import grading
+from torchcourse.contract import plain_difference
 from torchcourse.grading import CheckFailed
 
 
@@ -41,7 +42,18 @@ def test_to_plain_encodes_tensors_with_dtype_shape_and_strides():
                      "data": [[0, 3], [1, 4], [2, 5]]}
     arr = np.zeros((2, 3), dtype=np.float64)
     assert grading.to_plain(arr)["stride"] == [3, 1]
-    assert grading.to_plain(np.int64(4)) == 4
+    assert grading.to_plain(np.int64(4)) == {"kind": "numpy-scalar", "dtype": "int64", "data": 4}
+
+
+def test_to_plain_tags_types_so_no_two_encode_alike():
+    values = [True, 1, 1.0, "1", (1,), [1], {"a": 1}, torch.Size([1]), np.int64(1), None]
+    plains = [grading.to_plain(v) for v in values]
+    # torch.Size is a tuple; every other pair differs
+    assert plains[4] == plains[7]
+    distinct = [p for i, p in enumerate(plains) if i != 7]
+    for i, a in enumerate(distinct):
+        for b in distinct[i + 1:]:
+            assert plain_difference(a, b) is not None, (a, b)
 
 
 def test_to_plain_encodes_nan_and_infinities_explicitly():
@@ -70,12 +82,38 @@ def test_to_plain_refuses_objects_that_lie_about_equality():
 
 
 def test_expect_equal_passes_equal_values_and_explains_a_failure():
-    grading.expect_equal((3, 4), [3, 4], call="f()")
+    grading.expect_equal((3, 4), (3, 4), call="f()")
+    grading.expect_equal(torch.Size([3, 4]), (3, 4), call="f()")
     with pytest.raises(CheckFailed) as info:
         grading.expect_equal((3, 1), (3, 4), call="broadcast_shape((3, 1), (4,))", taught="section 2")
     text = str(info.value)
     assert "broadcast_shape((3, 1), (4,)) returned (3, 1)" in text
     assert "expected (3, 4)" in text and "See: section 2" in text
+
+
+@pytest.mark.parametrize("got,want", [
+    ([3, 4], (3, 4)), ((3, 4), [3, 4]), (6.0, 6), (6, 6.0), (True, 1), (1, True), (np.int64(6), 6),
+    ((3.0, 4.0), (3, 4)), (torch.tensor([1, 2]), torch.tensor([1.0, 2.0])), ({"a": 1}, {"a": 1.0}),
+])
+def test_expect_equal_compares_types_as_well_as_values(got, want):
+    with pytest.raises(CheckFailed) as info:
+        grading.expect_equal(got, want, call="f()")
+    assert "expected" in str(info.value)
+
+
+def test_expect_equal_names_the_type_a_learner_returned():
+    with pytest.raises(CheckFailed, match=r"expected a tuple \(3, 4\) \(a list is not what was asked\)"):
+        grading.expect_equal([3, 4], (3, 4), call="f()")
+
+
+def test_expect_close_wants_the_type_it_was_given():
+    grading.expect_close(0.5, 0.5 + 1e-9, call="f()")
+    with pytest.raises(CheckFailed, match="expected a float"):
+        grading.expect_close(1, 1.0, call="f()")
+    with pytest.raises(CheckFailed, match="dtype"):
+        grading.expect_close(torch.tensor([1.0], dtype=torch.float64), torch.tensor([1.0]), call="f()")
+    with pytest.raises(CheckFailed, match="expected a torch.Tensor"):
+        grading.expect_close(1.0, torch.tensor(1.0), call="f()")
 
 
 def test_expect_equal_is_not_fooled_by_lying_objects():
@@ -153,7 +191,8 @@ def test_emit_publishes_one_output_with_only_the_emit_mime_type():
         grading.emit("standardise", "case0", 0.5, rtol=1e-5, atol=1e-6)
     finally:
         shell.display_pub.publish = original
-    assert published[0] == {grading.EMIT_MIME: {"slug": "tensor-facts", "name": "case0", "value": [2, [2, 3], 6]}}
+    value = {"tuple": [2, {"tuple": [2, 3]}, 6]}
+    assert published[0] == {grading.EMIT_MIME: {"slug": "tensor-facts", "name": "case0", "value": value}}
     assert list(published[1]) == [grading.EMIT_MIME]
     assert published[1][grading.EMIT_MIME]["value"]["error"].startswith("NotPlainError")
     assert published[2][grading.EMIT_MIME] == {"slug": "standardise", "name": "case0", "value": 0.5,

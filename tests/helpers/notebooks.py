@@ -7,6 +7,8 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
+from torchcourse.contract import CELL_TIMEOUT_S, grade_id, is_checks_cell  # noqa: F401 (re-exported)
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -18,18 +20,12 @@ def released_notebooks() -> list[Path]:
     return sorted(p for p in (ROOT / "chapters").glob("*/*.ipynb") if ".ipynb_checkpoints" not in p.parts)
 
 
-def grade_id(cell) -> str | None:
-    return cell.metadata.get("nbgrader", {}).get("grade_id")
-
-
-def is_check_cell(cell) -> bool:
-    return cell.cell_type == "code" and cell.metadata.get("nbgrader", {}).get("grade", False)
 
 
 def execute(path: Path, workdir: Path, allow_errors: bool = False):
     """Run a notebook top to bottom in a fresh real kernel, as a learner's "Run all" would."""
     nb = nbformat.read(path, as_version=4)
-    client = NotebookClient(nb, kernel_name="python3", timeout=120, allow_errors=allow_errors,
+    client = NotebookClient(nb, kernel_name="python3", timeout=CELL_TIMEOUT_S, allow_errors=allow_errors,
                             resources={"metadata": {"path": str(workdir)}})
     client.execute()
     return nb

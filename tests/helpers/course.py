@@ -1,4 +1,4 @@
-"""Throw-away copies of the real course, and submissions built from its solutions.
+"""Throw-away course folders: the fixture course with its attack cases, and copies of the real chapters.
 
 A submission is nbgrader's release of a notebook with each answer cell filled from the
 solution (an honest, correct learner), left as released, or filled with one of the
@@ -18,6 +18,39 @@ import nbformat
 
 REPO = Path(__file__).resolve().parents[2]
 WRONG_DIR = REPO / "tests" / "notebooks" / "wrong_answers"
+
+# --------------------------------------------------------------------------- the fixture course
+# A small two-notebook chapter (tests/grading/fixtures/course) and one submission file per attack
+# (tests/grading/fixtures/cases), graded by the robustness and batch tests.
+
+FIXTURES = REPO / "tests" / "grading" / "fixtures"
+CASES = FIXTURES / "cases"
+CHAPTER = "01-tensors"
+
+
+def fixture_course(tmp: Path) -> Path:
+    """A copy of the fixture course (solutions only) under `tmp`."""
+    root = tmp / "course"
+    shutil.copytree(FIXTURES / "course", root)
+    return root
+
+
+def submit(root: Path, student: str, files: dict[str, Path | None]) -> Path:
+    """Put files into submitted/<student>/01-tensors/ (None: leave that notebook out)."""
+    folder = root / "submitted" / student / CHAPTER
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, src in files.items():
+        if src is not None:
+            shutil.copyfile(src, folder / name)
+    return folder
+
+
+def submit_case(root: Path, case: str) -> Path:
+    return submit(root, case, {"a-basics.ipynb": CASES / f"{case}.ipynb",
+                               "b-more.ipynb": CASES / "correct-b-more.ipynb"})
+
+
+# --------------------------------------------------------------------------- the real chapters
 
 
 def install_config(dest: Path) -> None:

@@ -1,1 +1,0 @@
-"""Widgets and helpers for the distributed chapter."""

@@ -1,0 +1,1 @@
+"""Widgets and helpers for the parallel computing chapter (03-parallel)."""
