@@ -14,6 +14,10 @@ CHAPTERS := 01-tensors 02-autograd 03-parallel 04-hardware
 PYTEST_ARGS ?=
 # pip's extra-index warnings about local mirrors are noise, not news.
 PIP := $(BIN)/pip --disable-pip-version-check -q
+# On Linux, PyPI's torch wheel brings the CUDA libraries (several GB). For PyTorch's CPU-only build
+# of the same pinned version: make lab TORCH_INDEX=https://download.pytorch.org/whl/cpu
+TORCH_INDEX ?=
+TORCH_PIN := $(shell grep -m1 '^torch==' requirements/lock.txt)
 
 .PHONY: setup lab test release vendor book book-instructor grade lock clean
 
@@ -22,6 +26,7 @@ setup: $(STAMP)
 $(STAMP): requirements/lock.txt pyproject.toml
 	@test -n "$(PYTHON)" || { echo "Python 3.11 is required (python3.11 not found)"; exit 1; }
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(if $(TORCH_INDEX),$(PIP) install --index-url $(TORCH_INDEX) "$(TORCH_PIN)")
 	$(PIP) install -r requirements/lock.txt 2> >(grep -v 'is ignored' >&2)
 	$(PIP) install --no-deps -e . 2> >(grep -v 'is ignored' >&2)
 	$(BIN)/python -m torchcourse.setup_check
@@ -78,6 +83,6 @@ lock:
 	$(PYTHON) requirements/write_environment.py
 
 clean:
-	rm -rf $(VENV) _build _instructor node_modules book/_vendor .pytest_cache .ruff_cache submitted autograded feedback release instructor
+	rm -rf $(VENV) _build _instructor node_modules book/_vendor .pytest_cache .ruff_cache submitted autograded feedback reports release instructor exchange
 	rm -f gradebook.db
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +

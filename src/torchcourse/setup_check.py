@@ -1,11 +1,14 @@
-"""Make sure the JupyterLab extensions the course needs are installed and enabled.
+"""Make sure the JupyterLab extensions the course needs are installed and enabled, and that
+JupyterLab asks a learner nothing the course does not need.
 
 Run by `make` after installing: nbgrader's assignment list and validate button, and the
-ipywidgets manager that draws the course's widgets.
+ipywidgets manager that draws the course's widgets; JupyterLab's "official Jupyter news"
+prompt and update check are switched off in the environment's settings overrides.
 """
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -17,6 +20,24 @@ SERVER_EXTENSIONS = [
     "nbgrader.server_extensions.course_list",
     "nbgrader.server_extensions.validate_assignment",
 ]
+
+
+# JupyterLab reads default overrides from <sys.prefix>/share/jupyter/lab/settings/overrides.json.
+LAB_OVERRIDES = {"@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": False}}
+
+
+def write_lab_overrides(prefix: Path = Path(sys.prefix)) -> Path:
+    """Merge the course's settings into the environment's overrides.json (other keys are kept)."""
+    path = prefix / "share" / "jupyter" / "lab" / "settings" / "overrides.json"
+    try:
+        current = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        current = {}
+    for plugin, values in LAB_OVERRIDES.items():
+        current.setdefault(plugin, {}).update(values)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(current, indent=2) + "\n", encoding="utf-8")
+    return path
 
 
 def _jupyter(*args: str) -> str:
@@ -44,6 +65,7 @@ def enabled_server_extensions() -> set[str]:
 
 
 def main() -> int:
+    write_lab_overrides()
     for ext in SERVER_EXTENSIONS:
         if ext not in enabled_server_extensions():
             _jupyter("server", "extension", "enable", "--sys-prefix", ext)

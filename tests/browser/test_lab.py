@@ -64,7 +64,9 @@ def lab(tmp_path_factory) -> Lab:
     log = home / "lab.log"
     # make lab's own command and configuration; only the token and "no other port" are added.
     proc = subprocess.Popen([str(ROOT / ".venv" / "bin" / "jupyter"), "lab", "--config=jupyter_lab_config.py",
-                             f"--IdentityProvider.token={token}", "--ServerApp.port_retries=0"],
+                             f"--IdentityProvider.token={token}", "--ServerApp.port_retries=0",
+                             # opening a notebook writes a checkpoint: keep it out of chapters/
+                             f"--FileCheckpoints.checkpoint_dir={home / 'checkpoints'}"],
                             cwd=ROOT, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT)
     server = Lab(f"http://127.0.0.1:{port}", token, proc, log)
     deadline = time.monotonic() + 90
@@ -106,6 +108,15 @@ def test_lab_answers_with_nbgrader_and_widgets_enabled(lab):
 
     status, body = lab.get(f"/nbgrader_version?version={nbgrader.__version__}")
     assert status == 200 and json.loads(body)["success"] is True
+
+
+def test_lab_asks_no_news_question(lab):
+    """JupyterLab's "Would you like to receive official Jupyter news?" toast is off (make lab's overrides)."""
+    status, body = lab.get("/lab/api/settings/@jupyterlab/apputils-extension:notification")
+    assert status == 200
+    # jupyterlab_server applies overrides.json to the schema's defaults.
+    defaults = {k: v.get("default") for k, v in json.loads(body)["schema"]["properties"].items()}
+    assert defaults["fetchNews"] == "false" and defaults["checkForUpdates"] is False, defaults
 
 
 def _md5(path: Path) -> str:
