@@ -1,0 +1,105 @@
+"""Write the errata table of docs/syllabus.md from book/errata.yml, the one place an erratum is written.
+
+Two pages show the errata: the site's errata page (book/errata.md, whose ``course-errata``
+directive in book/_ext/course_site.py renders book/errata.yml while the site builds) and the
+authors' syllabus (docs/syllabus.md). Nobody types the syllabus's table: it sits between two
+marker comments and this script rewrites it. tests/docs/test_docs.py fails when the committed
+table differs from a fresh generation, so the two pages cannot disagree.
+
+    python book/errata_table.py           # rewrite the table in docs/syllabus.md
+    python book/errata_table.py --check   # only say whether it is up to date (exit 1 if not)
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+ERRATA = ROOT / "book" / "errata.yml"
+SYLLABUS = ROOT / "docs" / "syllabus.md"
+
+BEGIN = "<!-- errata-table: generated from book/errata.yml by book/errata_table.py; do not edit by hand -->"
+END = "<!-- end of errata-table -->"
+
+#: An erratum's id: E, then a number from 1 (no leading zero).
+ERRATUM_ID = re.compile(r"^E[1-9][0-9]*$")
+CHAPTERS = (1, 2, 3, 4)
+
+
+def load(path: Path = ERRATA) -> list[dict[str, Any]]:
+    """The rows of book/errata.yml, in the file's order."""
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    return list(data["errata"])
+
+
+def problems(rows: list[dict[str, Any]]) -> list[str]:
+    """What is wrong with the rows, one sentence each: ids ``E<n>`` and unique, a chapter 1-4, both texts."""
+    found: list[str] = []
+    seen: set[str] = set()
+    for i, row in enumerate(rows):
+        rid = row.get("id")
+        where = f"row {i + 1} ({rid!r})"
+        if type(rid) is not str or not ERRATUM_ID.match(rid):
+            found.append(f"{where}: the id must be E<n>, e.g. E22")
+        elif rid in seen:
+            found.append(f"{where}: the id is used twice")
+        seen.add(str(rid))
+        if type(row.get("chapter")) is not int or row["chapter"] not in CHAPTERS:
+            found.append(f"{where}: chapter must be one of {', '.join(map(str, CHAPTERS))}, not {row.get('chapter')!r}")
+        for key in ("note", "truth"):
+            if type(row.get(key)) is not str or not row[key].strip():
+                found.append(f"{where}: '{key}' must be a non-empty string")
+    return found
+
+
+def _cell(text: Any) -> str:
+    # One line per row, and a '|' in the text must not end the cell (the site page does the same).
+    return " ".join(str(text).split()).replace("|", "\\|")
+
+
+def table(rows: list[dict[str, Any]]) -> str:
+    """The markdown table: id, chapter, what the note says, what is true; rows in the file's order."""
+    lines = ["| id | chapter | the note says | what is true |", "|---|---|---|---|"]
+    lines += [f"| {row['id']} | {row['chapter']} | {_cell(row['note'])} | {_cell(row['truth'])} |" for row in rows]
+    return "\n".join(lines)
+
+
+def render(document: str, rows: list[dict[str, Any]]) -> str:
+    """``document`` with the text between the two markers replaced by a fresh table."""
+    start, end = document.find(BEGIN), document.find(END)
+    if start < 0 or end < start:
+        raise ValueError(f"the document has no errata markers ({BEGIN!r} ... {END!r})")
+    return document[: start + len(BEGIN)] + "\n" + table(rows) + "\n" + document[end:]
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    rows = load()
+    wrong = problems(rows)
+    if wrong:
+        print("book/errata.yml:\n  " + "\n  ".join(wrong), file=sys.stderr)
+        return 1
+    current = SYLLABUS.read_text(encoding="utf-8")
+    fresh = render(current, rows)
+    if args == ["--check"]:
+        if fresh != current:
+            print("docs/syllabus.md: the errata table is out of date; run python book/errata_table.py",
+                  file=sys.stderr)
+            return 1
+        return 0
+    if args:
+        print(__doc__, file=sys.stderr)
+        return 2
+    if fresh != current:
+        SYLLABUS.write_text(fresh, encoding="utf-8")
+        print(f"docs/syllabus.md: errata table written ({len(rows)} rows)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
