@@ -4,7 +4,6 @@ every path the pages name exists, and nothing in the repository points to a fold
 from __future__ import annotations
 
 import importlib.util
-import json
 import re
 import subprocess
 from pathlib import Path
@@ -106,21 +105,6 @@ def test_the_site_errata_page_renders_the_same_file():
     assert not re.search(r"^\|\s*E\d+\s*\|", page, re.MULTILINE), "book/errata.md carries a hand-written errata row"
     extension = (ROOT / "book" / "_ext" / "course_site.py").read_text(encoding="utf-8")
     assert '"errata.yml"' in extension
-
-
-def test_misconception_boxes_name_an_erratum_of_their_chapter():
-    rows = {row["id"]: row["chapter"] for row in _errata_table().load()}
-    wrong = []
-    for path in sorted((ROOT / "solutions").glob("[0-9][0-9]-*/*.ipynb")):
-        chapter = int(path.parent.name[:2])
-        cells = json.loads(path.read_text(encoding="utf-8")).get("cells", [])
-        text = "\n".join("".join(c.get("source", "")) for c in cells if c.get("cell_type") == "markdown")
-        for eid in sorted(set(re.findall(r"[Mm]isconception \((E\d+)\)", text)), key=lambda e: int(e[1:])):
-            if eid not in rows:
-                wrong.append(f"{path.relative_to(ROOT)}: {eid} is not in book/errata.yml")
-            elif rows[eid] != chapter:
-                wrong.append(f"{path.relative_to(ROOT)}: {eid} belongs to chapter {rows[eid]}, not {chapter}")
-    assert not wrong, "\n".join(wrong)
 
 
 # --------------------------------------------------------------------------- syllabus ids
