@@ -1,7 +1,7 @@
 # torchcourse: two commands get a learner or a developer going.
 #   make lab    set up .venv (pinned), then start JupyterLab headless on chapters/
 #   make test   set up .venv (pinned), then run the whole test suite
-# Other targets: release, book, book-instructor, grade, lock, clean.  Every target is idempotent.
+# Other targets: release, docs, book, book-instructor, grade, lock, clean.  Every target is idempotent.
 
 SHELL := /bin/bash
 # Debian's python3.11 when present: its venv is readable by the grader's unprivileged sandbox user.
@@ -19,7 +19,7 @@ PIP := $(BIN)/pip --disable-pip-version-check -q
 TORCH_INDEX ?=
 TORCH_PIN := $(shell grep -m1 '^torch==' requirements/lock.txt)
 
-.PHONY: setup lab test release vendor book book-instructor grade lock clean
+.PHONY: setup lab test release docs vendor book book-instructor grade lock clean
 
 setup: $(STAMP)
 
@@ -40,8 +40,12 @@ test: $(STAMP)
 	bash tests/setup-system.sh
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
-release: $(STAMP)
+release: $(STAMP) docs
 	$(BIN)/python -m grader release
+
+# The errata table of docs/syllabus.md, generated from book/errata.yml (the one place an erratum is written).
+docs: $(STAMP)
+	$(BIN)/python book/errata_table.py
 
 # The site's JavaScript (require.js, the ipywidgets HTML manager, MathJax 3) comes from the npm
 # packages pinned in package-lock.json and is copied into book/_vendor (gitignored): pages load

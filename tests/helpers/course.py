@@ -53,6 +53,11 @@ def submit_case(root: Path, case: str) -> Path:
 # --------------------------------------------------------------------------- the real chapters
 
 
+def course_chapters() -> list[str]:
+    """Every chapter with solution notebooks, in course order: the end-to-end tests run over each."""
+    return sorted(p.name for p in (REPO / "solutions").iterdir() if p.is_dir() and any(p.glob("*.ipynb")))
+
+
 def install_config(dest: Path) -> None:
     """The course's nbgrader configuration in `dest`; it takes its settings from the grader package
     (grader.course), so the package travels with it."""

@@ -52,11 +52,12 @@ def vendor() -> None:
         raise BuildError(f"make vendor failed (rc {run.returncode}):\n{run.stdout[-3000:]}\n{run.stderr[-3000:]}")
 
 
-def jupyter_book(out: Path, *extra: str) -> Site:
-    """One `jupyter-book build . -W --keep-going` into ``out``; raises with the log on failure."""
+def jupyter_book(out: Path, *extra: str, root: Path = ROOT) -> Site:
+    """One `jupyter-book build . -W --keep-going` of the course folder ``root`` into ``out``; raises with the log
+    on failure."""
     start = time.perf_counter()
     run = subprocess.run([str(BIN / "jupyter-book"), "build", ".", "-W", "--keep-going", "--path-output", str(out),
-                          *extra], cwd=ROOT, capture_output=True, text=True)
+                          *extra], cwd=root, capture_output=True, text=True)
     log = run.stdout + run.stderr
     if run.returncode != 0:
         raise BuildError(f"jupyter-book build failed (rc {run.returncode}):\n{log[-6000:]}")

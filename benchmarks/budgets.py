@@ -1,11 +1,15 @@
-"""Chapter 1's speed budgets (issue 3): prints numbers and PASS/FAIL; it is not a test.
+"""A chapter's speed budgets, as its package declares them: prints numbers and PASS/FAIL; not a test.
 
-1. Each chapter-1 solution notebook, executed once in a fresh kernel with nbclient: wall time
-   under 20 s (kernel start included), and the time its cells took.
-2. Each widget in ``torchcourse.tensors``: a control value changed N times; the median time from
-   the change to the new figure's PNG (what a learner waits for) under 100 ms.
+Each chapter package (``torchcourse.<name>`` for ``NN-<name>``) sets ``BUDGETS`` in its
+``__init__.py`` (see ``torchcourse.budgets``):
 
-    .venv/bin/python benchmarks/chapter1_budgets.py [--repeats 20] [--no-notebooks] [--no-widgets]
+1. Each solution notebook of the chapter, executed once in a fresh kernel with nbclient: wall time
+   under the chapter's ``notebook_s`` (kernel start included), and the time its cells took.
+2. Each declared widget: a control value changed N times; the median time from the change to the
+   new figure's PNG (what a learner waits for) under the widget's ``update_ms``.
+
+    .venv/bin/python benchmarks/budgets.py --chapter 01-tensors [--repeats 20] [--no-notebooks] [--no-widgets]
+    .venv/bin/python benchmarks/budgets.py            # every chapter that has solution notebooks
 
 Timings depend on the machine's load: run it on an idle machine (the budgets assume 2 cores).
 """
@@ -25,16 +29,18 @@ from itertools import cycle, islice
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-NOTEBOOK_BUDGET_S = 20.0
-UPDATE_BUDGET_MS = 100.0
 
-# (module, class, {control: values to cycle through}); None: every option of every control that has options.
-WIDGETS = [
-    ("torchcourse.tensors.ranks", "RankGallery", {"rank": [0, 1, 2, 3, 4, 5]}),
-    ("torchcourse.tensors.broadcast", "BroadcastExplorer",
-     {"text_a": ["3, 1", "2, 1, 3", "2, 3", "5, 1, 4, 1"], "text_b": ["4", "4, 1", "2", "3, 1, 7", "6, 5"]}),
-    ("torchcourse.tensors.memory", "MemoryExplorer", None),
-]
+
+def chapter_budgets(chapter: str):
+    """The chapter package's declared budgets (a default, with no widgets, when it declares none)."""
+    from torchcourse.budgets import ChapterBudgets, package_for
+
+    try:
+        module = importlib.import_module(package_for(chapter))
+    except ImportError as exc:
+        print(f"  note: {package_for(chapter)} is not importable ({exc}); default budgets")
+        return ChapterBudgets(chapter=chapter)
+    return getattr(module, "BUDGETS", None) or ChapterBudgets(chapter=chapter)
 
 
 def verdict(ok: bool) -> str:
@@ -53,13 +59,13 @@ def _cell_seconds(nb) -> float:
     return total
 
 
-def bench_notebooks() -> bool:
+def bench_notebooks(chapter: str, budget_s: float) -> bool:
     import nbformat
     from nbclient import NotebookClient
 
     ok_all = True
-    paths = sorted((ROOT / "solutions" / "01-tensors").glob("*.ipynb"))
-    print(f"Notebooks: each executed once in a fresh kernel (budget < {NOTEBOOK_BUDGET_S:.0f} s)")
+    paths = sorted((ROOT / "solutions" / chapter).glob("*.ipynb"))
+    print(f"Notebooks of {chapter}: each executed once in a fresh kernel (budget < {budget_s:.0f} s)")
     for path in paths:
         nb = nbformat.read(path, as_version=4)
         slowest = (0.0, -1)
@@ -81,7 +87,7 @@ def bench_notebooks() -> bool:
         broken = [i for i, c in enumerate(nb.cells) if c.cell_type == "code"
                   and any(o.output_type == "error" for o in c.get("outputs", []))
                   and "raises-exception" not in c.metadata.get("tags", [])]
-        ok = wall < NOTEBOOK_BUDGET_S and not error and not broken
+        ok = wall < budget_s and not error and not broken
         ok_all &= ok
         note = f" errors in cells {broken}" if broken else error
         print(f"  {verdict(ok)}  {path.name:45} {wall:6.1f} s wall, {_cell_seconds(nb):5.1f} s in cells, "
@@ -117,12 +123,13 @@ def _settings(widget, values: dict | None) -> list[tuple[str, object]]:
     return [(name, v) for name, vs in values.items() for v in vs]
 
 
-def bench_widgets(repeats: int) -> bool:
+def bench_widgets(widgets: list, repeats: int) -> bool:
     from torchcourse.widgets import figure_png
 
     ok_all = True
-    print(f"Widgets: median of {repeats} control changes, change to new PNG (budget < {UPDATE_BUDGET_MS:.0f} ms)")
-    for module_name, class_name, values in WIDGETS:
+    print(f"Widgets: median of {repeats} control changes, change to new PNG")
+    for spec in widgets:
+        module_name, class_name, values, budget_ms = spec.module, spec.cls, spec.values, spec.update_ms
         cls = _find_widget(module_name, class_name)
         if cls is None:
             continue
@@ -144,24 +151,29 @@ def bench_widgets(repeats: int) -> bool:
             print(f"  SKIP  {cls.__name__}: no control value to change")
             continue
         median = statistics.median(times)
-        ok = median < UPDATE_BUDGET_MS
+        ok = median < budget_ms
         ok_all &= ok
-        print(f"  {verdict(ok)}  {cls.__name__:45} median {median:6.1f} ms, max {max(times):6.1f} ms "
-              f"over {len(times)} changes")
+        print(f"  {verdict(ok)}  {cls.__name__:45} median {median:6.1f} ms (budget {budget_ms:.0f}), "
+              f"max {max(times):6.1f} ms over {len(times)} changes")
     return ok_all
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--chapter", action="append", help="e.g. 02-autograd (repeatable; default: every chapter)")
     parser.add_argument("--repeats", type=int, default=20, help="control changes per widget (default 20)")
     parser.add_argument("--no-notebooks", action="store_true", help="skip executing the notebooks")
     parser.add_argument("--no-widgets", action="store_true", help="skip the widget updates")
     args = parser.parse_args(argv)
+    chapters = args.chapter or sorted(p.parent.name for p in (ROOT / "solutions").glob("*/*.ipynb"))
     results = []
-    if not args.no_notebooks:
-        results.append(bench_notebooks())
-    if not args.no_widgets:
-        results.append(bench_widgets(args.repeats))
+    for chapter in dict.fromkeys(chapters):
+        print(f"== {chapter}")
+        budgets = chapter_budgets(chapter)
+        if not args.no_notebooks:
+            results.append(bench_notebooks(chapter, budgets.notebook_s))
+        if not args.no_widgets:
+            results.append(bench_widgets(budgets.widgets, args.repeats))
     print("All budgets met." if all(results) else "Some budgets missed (see FAIL above).")
     return 0  # a report, not a test: the exit status does not judge
 

@@ -1,0 +1,104 @@
+"""A chapter graded end to end, twice: by plain nbgrader through its exchange, and by the course grader.
+
+The parametrised tests in tests/grading run these over every real chapter; tests/grading/test_new_chapter.py
+runs them over a throw-away chapter, which proves a new chapter needs no test edited to name it.
+Each round grades three students: the solution (full marks), the untouched release (0), and one exercise
+wrong per notebook (loses exactly those points).
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+
+from tests.helpers.course import REPO, grade_points, nbgrader, submission, write
+
+
+def _points(root: Path, chapter: str) -> tuple[list[str], dict[str, float], dict[str, str]]:
+    """(notebook names, grade_id -> points, notebook -> its first exercise)."""
+    names = sorted(p.stem for p in (root / "solutions" / chapter).glob("*.ipynb"))
+    points, first = {}, {}
+    for name in names:
+        pts = grade_points(nbformat.read(str(root / "solutions" / chapter / f"{name}.ipynb"), as_version=4))
+        points.update(pts)
+        first[name] = next(iter(pts))
+    return names, points, first
+
+
+def course_grader_round(root: Path, chapter: str, workers: int = 2) -> dict:
+    """The course grader on `chapter` of the released course folder `root`; returns the records."""
+    from grader.autograde import autograde
+    from grader.course import Course
+
+    names, points, first = _points(root, chapter)
+    for name in names:
+        sol, rel = root / "solutions" / chapter / f"{name}.ipynb", root / "chapters" / chapter / f"{name}.ipynb"
+        write(submission(rel, sol), root / "submitted" / "solution" / chapter / f"{name}.ipynb")
+        write(nbformat.read(str(rel), as_version=4), root / "submitted" / "untouched" / chapter / f"{name}.ipynb")
+        write(submission(rel, sol, wrong={first[name]}), root / "submitted" / "onewrong" / chapter / f"{name}.ipynb")
+    records = autograde(Course(root), chapter, workers=workers, progress=False)
+    total = sum(points.values())
+    assert records["solution"]["score"] == records["solution"]["max_score"] == total, records["solution"]
+    assert records["untouched"]["score"] == 0
+    lost = {e["grade_id"] for e in records["onewrong"]["exercises"] if e["score"] < e["max_points"]}
+    assert lost == set(first.values()), records["onewrong"]["exercises"]
+    assert records["onewrong"]["score"] == total - sum(points[g] for g in first.values())
+    return records
+
+
+def exchange_round(tmp: Path, root: Path, chapter: str) -> None:
+    """Plain nbgrader in the unreleased course folder `root`: generate, release, three students fetch, answer
+    and submit through a throw-away exchange, then collect (nbgrader's and the course grader's), autograde,
+    generate_feedback and export."""
+    exchange = tmp / "exchange"
+    exchange.mkdir(mode=0o777)
+    env = {"TORCHCOURSE_EXCHANGE": str(exchange)}
+    nbgrader(root, "generate_assignment", chapter, "--force", env=env)
+    nbgrader(root, "release_assignment", chapter, env=env)
+    names, points, first = _points(root, chapter)
+    wrong_slug = first[names[0]]
+    plans = {"alice": "solution", "bob": "untouched", "carol": "onewrong"}
+    for student, plan in plans.items():
+        home = tmp / "home" / student
+        home.mkdir(parents=True)
+        senv = {**env, "USER": student, "LOGNAME": student, "JUPYTERHUB_USER": student}
+        nbgrader(home, "fetch_assignment", chapter, "--course", "torchcourse", f"--Exchange.root={exchange}", env=senv)
+        for name in names:
+            fetched = home / chapter / f"{name}.ipynb"
+            assert fetched.exists(), f"fetch_assignment did not deliver {fetched}"
+            sol = root / "solutions" / chapter / f"{name}.ipynb"
+            if plan == "solution":
+                write(submission(fetched, sol), fetched)
+            elif plan == "onewrong":
+                write(submission(fetched, sol, wrong={wrong_slug} if name == names[0] else set()), fetched)
+        nbgrader(home, "submit", chapter, "--course", "torchcourse", f"--student={student}",
+                 f"--Exchange.root={exchange}", env=senv)
+
+    # The course grader's collect reads the same exchange (into a copy of the course, to leave this one plain).
+    mine = tmp / "grader-course"
+    shutil.copytree(root, mine)
+    done = subprocess.run([sys.executable, "-m", "grader", "--root", str(mine), "collect", chapter], cwd=REPO,
+                          capture_output=True, text=True, env={**os.environ, **env}, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in (mine / "submitted").iterdir()) == sorted(plans)
+    nbgrader(root, "collect", chapter, env=env)
+    assert sorted(p.name for p in (root / "submitted").iterdir()) == sorted(plans)
+    nbgrader(root, "autograde", chapter, env=env)
+    nbgrader(root, "generate_feedback", chapter, env=env)
+    for student in plans:
+        pages = list((root / "feedback" / student / chapter).glob("*.html"))
+        assert len(pages) == len(names), f"feedback for {student}: {pages}"
+    nbgrader(root, "export", env=env)
+    with open(root / "grades.csv") as f:
+        rows = {r["student_id"]: r for r in csv.DictReader(f) if r["assignment"] == chapter}
+    total = sum(points.values())
+    assert float(rows["alice"]["max_score"]) == total
+    assert float(rows["alice"]["score"]) == total, rows["alice"]
+    assert float(rows["bob"]["score"]) == 0, rows["bob"]
+    assert float(rows["carol"]["score"]) == total - points[wrong_slug], rows["carol"]
