@@ -202,10 +202,12 @@ def _quiet_stderr() -> Iterator[None]:
 
 
 def allocations(fn: Callable[[], object]) -> dict[str, int]:
-    """Bytes of CPU memory each PyTorch operator allocated while ``fn()`` ran (frees not counted).
+    """Net bytes of CPU memory each PyTorch operator kept while ``fn()`` ran.
 
-    Evidence for "broadcasting copies nothing": PyTorch's profiler records every allocation, so
-    ``allocations(lambda: a + b)`` shows the result's bytes and nothing for the stretched operand.
+    The profiler's ``self_cpu_memory_usage``: what the operator allocated minus what it freed before
+    returning (net bytes kept), so memory an operator allocates and frees inside itself nets to zero.
+    Evidence for "broadcasting copies nothing": ``allocations(lambda: a + b)`` shows the result's
+    bytes and nothing for the stretched operand.
     """
     from torch.profiler import ProfilerActivity, profile
 

@@ -50,6 +50,10 @@ def _index(x: torch.Tensor) -> torch.Tensor:
     return x[torch.tensor([x.shape[0] - 1, 0])]
 
 
+def _index_0d(x: torch.Tensor) -> torch.Tensor:
+    return x[torch.tensor(x.shape[0] - 1)]  # like argmax's result: a tensor, yet basic indexing
+
+
 def _repeat_like_expand(x: torch.Tensor) -> torch.Tensor:
     return x.unsqueeze(0).repeat(2, *([1] * x.ndim))
 
@@ -90,7 +94,8 @@ OPS: dict[str, Op] = {
                     _last_two_swapped, "transpose swaps two strides; no element moves", ""),
     "permute": Op("permute", _perm_text, _rotate, "permute reorders the strides; no element moves", ""),
     "expand": Op("expand", lambda x: "x.unsqueeze(0).expand(2, *x.shape)", _expand,
-                 "the new dimension has stride 0, so both copies along it read the same storage cells", ""),
+                 "the new dimension has stride 0, so both positions along it read the same storage cells: "
+                 "nothing is copied", ""),
     "repeat": Op("repeat", lambda x: f"x.unsqueeze(0).repeat(2{', 1' * x.ndim})", _repeat_like_expand,
                  "", "repeat writes every repetition into new memory (compare expand)"),
     "contiguous": Op("contiguous", lambda x: "x.contiguous()", lambda x: x.contiguous(),
@@ -100,6 +105,9 @@ OPS: dict[str, Op] = {
                 "", "clone always allocates new memory (it keeps the strides of a dense source)"),
     "advanced indexing": Op("advanced indexing", lambda x: f"x[torch.tensor([{len(x) - 1}, 0])]", _index,
                             "", "indexing with an integer tensor gathers the chosen elements into new memory"),
+    "0-dim tensor index": Op("0-dim tensor index", lambda x: f"x[torch.tensor({len(x) - 1})]", _index_0d,
+                             "a 0-dim integer tensor as the index counts as an int: basic indexing, so a view",
+                             ""),
     "boolean mask": Op("boolean mask", lambda x: "x[x % 3 == 0]", lambda x: x[x % 3 == 0],
                        "", "indexing with a boolean mask copies the selected elements into a new 1-D tensor"),
     "detach": Op("detach", lambda x: "x.detach()", lambda x: x.detach(),

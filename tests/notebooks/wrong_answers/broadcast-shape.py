@@ -66,6 +66,13 @@ WRONG = [
     "    return [b[i] if a[i] == 1 else a[i] for i in range(n)]",
 ]
 RIGHT = [
+    # checks the rule itself (naming the dimension) and lets PyTorch compute the shape
+    "import itertools\n"
+    "def broadcast_shape(a, b):\n"
+    "    for k, (x, y) in enumerate(itertools.zip_longest(reversed(a), reversed(b), fillvalue=1), start=1):\n"
+    "        if x != y and 1 not in (x, y):\n"
+    "            raise ValueError(f'dimension {-k} has sizes {x} and {y}')\n"
+    "    return tuple(torch.broadcast_shapes(a, b))",
     # padding on the left, then one pass from the right
     "def broadcast_shape(a, b):\n"
     "    n = max(len(a), len(b))\n"

@@ -35,11 +35,24 @@ WRONG = [
     "        strides.append(step)\n"
     "        step *= max(size, 1)\n"
     "    return tuple(reversed(strides))",
+    # asks PyTorch: fails for shapes too large for any tensor, which the task says the checks include
+    "def contiguous_strides(shape):\n"
+    "    return tuple(torch.empty(shape).stride())",
+    # the same on the meta device, which allocates nothing but still refuses such shapes
+    "def contiguous_strides(shape):\n"
+    "    return tuple(torch.empty(shape, device='meta').stride())",
+    # floats: true division on the way
+    "def contiguous_strides(shape):\n"
+    "    total, out = 1, []\n"
+    "    for size in shape:\n"
+    "        total *= max(size, 1)\n"
+    "    for size in shape:\n"
+    "        total = total / max(size, 1)\n"
+    "        out.append(total)\n"
+    "    return tuple(out)",
 ]
 
 RIGHT = [
-    "def contiguous_strides(shape):\n"
-    "    return tuple(torch.empty(shape).stride())",
     "import math\n"
     "def contiguous_strides(shape):\n"
     "    return tuple(math.prod(max(s, 1) for s in shape[i + 1:]) for i in range(len(shape)))",

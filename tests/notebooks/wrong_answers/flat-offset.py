@@ -11,6 +11,13 @@ WRONG = [
     # off by one: counts positions from 1
     "def flat_offset(index, strides, offset):\n"
     "    return offset + sum((i + 1) * s for i, s in zip(index, strides)) - 1",
+    # a float: the task asks for an int
+    "def flat_offset(index, strides, offset):\n"
+    "    return float(offset + sum(i * s for i, s in zip(index, strides)))",
+    # a NumPy integer is not a Python int
+    "import numpy as np\n"
+    "def flat_offset(index, strides, offset):\n"
+    "    return np.int64(offset) + sum(i * s for i, s in zip(index, strides))",
     # returns a tensor instead of an int
     "def flat_offset(index, strides, offset):\n"
     "    return torch.tensor(offset + sum(i * s for i, s in zip(index, strides)))",

@@ -17,6 +17,17 @@ WRONG = [
     # float result for integer input
     "def my_masked_select(x, mask):\n"
     "    return x[mask.nonzero(as_tuple=True)].float()",
+    # selects by value, so a selected zero is lost
+    "def my_masked_select(x, mask):\n"
+    "    kept = x * mask\n"
+    "    return x[kept != 0]",
+    # keeps only positive products, so selected zeros and negatives are lost
+    "def my_masked_select(x, mask):\n"
+    "    kept = x * mask\n"
+    "    return kept[kept > 0]",
+    # squeeze() turns a single hit into a 0-dim index: shape () instead of (1,)
+    "def my_masked_select(x, mask):\n"
+    "    return x.flatten()[mask.flatten().nonzero().squeeze()]",
     # the flat positions of the hits instead of the values
     "def my_masked_select(x, mask):\n"
     "    return mask.flatten().nonzero().flatten()",

@@ -35,6 +35,11 @@ WRONG = [
     "    return batch.permute(0, 3, 1, 2)\n\n"
     "def nchw_strides(n, h, w, c):\n"
     "    return (n * h * w * c, 1, h * w * c, w * c)",
+    # the right permute, strides as floats
+    "def nhwc_to_nchw(batch):\n"
+    "    return batch.permute(0, 3, 1, 2)\n\n"
+    "def nchw_strides(n, h, w, c):\n"
+    "    return (h * w * c / 1, 1.0, w * c / 1, c / 1)",
     # the right permute, strides as a list
     "def nhwc_to_nchw(batch):\n"
     "    return batch.permute(0, 3, 1, 2)\n\n"

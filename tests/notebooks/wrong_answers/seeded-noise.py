@@ -7,11 +7,13 @@ WRONG = [
     "def seeded_noise(shape, seed):\n    return torch.randn(shape, generator=torch.Generator().manual_seed(0), dtype=torch.float64)",
     # uniform instead of normal
     "def seeded_noise(shape, seed):\n    g = torch.Generator().manual_seed(seed)\n    return torch.rand(shape, generator=g, dtype=torch.float64)",
-    # restores the global state but still draws from it: right state, wrong numbers for other seeds? no: right numbers
-    # via manual_seed, but float32
+    # restores the global state, but draws float32 numbers and converts them: not the named call's numbers
     "def seeded_noise(shape, seed):\n    s = torch.get_rng_state()\n    torch.manual_seed(seed)\n    x = torch.randn(shape)\n    torch.set_rng_state(s)\n    return x.double()",
 ]
 RIGHT = [
+    # exactly the call the task names
+    "def seeded_noise(shape, seed):\n    g = torch.Generator()\n    g.manual_seed(seed)\n"
+    "    return torch.randn(*shape, generator=g, dtype=torch.float64)",
     # a fork of the global generator that restores it afterwards is also fine
     "def seeded_noise(shape, seed):\n    with torch.random.fork_rng():\n        torch.manual_seed(seed)\n        return torch.randn(shape, dtype=torch.float64)",
 ]

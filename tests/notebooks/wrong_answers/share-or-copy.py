@@ -7,6 +7,8 @@ WRONG = [
     "def share_and_copy(a):\n    return torch.Tensor(a), torch.tensor(a)",
     # swapped
     "def share_and_copy(a):\n    return torch.tensor(a), torch.from_numpy(a)",
+    # a list, not a tuple
+    "def share_and_copy(a):\n    return [torch.from_numpy(a), torch.tensor(a)]",
     # shares but changes the dtype
     "def share_and_copy(a):\n    return torch.from_numpy(a).float(), torch.tensor(a)",
 ]

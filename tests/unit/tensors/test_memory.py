@@ -99,6 +99,15 @@ def test_indexing_with_tensors_copies_and_detach_shares():
     assert memory.explore((2, 3), "detach").is_view
 
 
+def test_a_0dim_integer_tensor_index_is_basic_indexing_a_view():
+    z = memory.explore((3, 4), "0-dim tensor index")
+    assert z.expression == "x[torch.tensor(2)]"
+    assert z.kind == "view" and z.result_shape == (4,) and z.result_values == (8, 9, 10, 11)
+    assert z.shared_cells == frozenset({8, 9, 10, 11}) and "0-dim" in z.message
+    t = memory.explore((3, 4), "0-dim tensor index", layout="transposed")
+    assert t.kind == "view" and t.result_strides == (3,)
+
+
 def test_element_positions_match_addresses_on_random_strided_tensors():
     rng = np.random.default_rng(7)
     base = torch.arange(200)

@@ -1,0 +1,29 @@
+WRONG = [
+    # every row's scores at every label: an (N, N) matrix
+    "def label_scores(scores, labels):\n    return scores[:, labels]",
+    # gather keeps the index's shape: (N, 1), not (N,)
+    "def label_scores(scores, labels):\n    return scores.gather(1, labels.unsqueeze(1))",
+    # squeeze() also removes N when there is one sample: shape () instead of (1,)
+    "def label_scores(scores, labels):\n    return scores.gather(1, labels.unsqueeze(1)).squeeze()",
+    # gathers along the wrong dimension: scores[labels[j], j]
+    "def label_scores(scores, labels):\n    return scores.gather(0, labels.unsqueeze(0)).squeeze(0)",
+    # the best score, not the label's score
+    "def label_scores(scores, labels):\n    return scores.max(dim=1).values",
+    # whole rows picked by label
+    "def label_scores(scores, labels):\n    return scores[labels]",
+    # float32 whatever the scores' dtype
+    "def label_scores(scores, labels):\n    return scores[torch.arange(len(labels)), labels].float()",
+    # the label itself, not its score
+    "def label_scores(scores, labels):\n    return labels.to(scores.dtype)",
+]
+RIGHT = [
+    "def label_scores(scores, labels):\n    return scores[torch.arange(len(scores)), labels]",
+    "def label_scores(scores, labels):\n    return scores.gather(1, labels[:, None])[:, 0]",
+    "def label_scores(scores, labels):\n    return scores.gather(1, labels.unsqueeze(1)).flatten()",
+    # the loop of the specification itself
+    "def label_scores(scores, labels):\n"
+    "    out = torch.empty(len(labels), dtype=scores.dtype)\n"
+    "    for i in range(len(labels)):\n"
+    "        out[i] = scores[i, labels[i]]\n"
+    "    return out",
+]

@@ -1,0 +1,22 @@
+WRONG = [
+    # the halves swapped, but no minus sign
+    "def rotate_half(x):\n    x1, x2 = x.chunk(2, dim=-1)\n    return torch.cat([x2, x1], dim=-1)",
+    # the minus sign on the wrong half
+    "def rotate_half(x):\n    x1, x2 = x.chunk(2, dim=-1)\n    return torch.cat([x2, -x1], dim=-1)",
+    # stack adds a new dimension instead of joining along the last one
+    "def rotate_half(x):\n    x1, x2 = x.chunk(2, dim=-1)\n    return torch.stack([-x2, x1], dim=-1)",
+    # splits and joins along dimension 0: right only for vectors
+    "def rotate_half(x):\n    x1, x2 = x.chunk(2)\n    return torch.cat([-x2, x1])",
+    # in place: neg_ on a piece of x writes into x
+    "def rotate_half(x):\n    x1, x2 = x.chunk(2, dim=-1)\n    return torch.cat([x2.neg_(), x1], dim=-1)",
+    # reverses the order instead of rotating it
+    "def rotate_half(x):\n    d = x.shape[-1]\n    out = x.flip(-1).clone()\n    out[..., : d // 2] *= -1\n    return out",
+    # the interleaved (even/odd) pairing of another convention
+    "def rotate_half(x):\n    return torch.stack([-x[..., 1::2], x[..., ::2]], dim=-1).flatten(-2)",
+]
+RIGHT = [
+    "def rotate_half(x):\n    d = x.shape[-1] // 2\n    return torch.cat((-x[..., d:], x[..., :d]), dim=-1)",
+    "def rotate_half(x):\n    x1, x2 = x.split(x.shape[-1] // 2, dim=-1)\n    return torch.cat([-x2, x1], dim=-1)",
+    # roll makes a new tensor; then negate its first half
+    "def rotate_half(x):\n    d = x.shape[-1] // 2\n    out = x.roll(d, dims=-1)\n    out[..., :d] *= -1\n    return out",
+]
