@@ -16,6 +16,8 @@ from pathlib import Path
 
 import nbformat
 
+from torchcourse.contract import grade_id, is_answer_cell, is_checks_cell, nbgrader_meta
+
 REPO = Path(__file__).resolve().parents[2]
 WRONG_DIR = REPO / "tests" / "notebooks" / "wrong_answers"
 
@@ -92,17 +94,14 @@ def answer_cells(nb: nbformat.NotebookNode) -> dict[str, str]:
     """grade_id -> source of every autograded-answer cell."""
     out = {}
     for c in nb.cells:
-        md = c.metadata.get("nbgrader", {})
-        if c.cell_type == "code" and md.get("solution") and not md.get("grade"):
-            out[md["grade_id"]] = c.source
+        if is_answer_cell(c):
+            out[grade_id(c)] = c.source
     return out
 
 
 def grade_points(nb: nbformat.NotebookNode) -> dict[str, float]:
     """Test grade_id -> points."""
-    return {c.metadata.nbgrader["grade_id"]: float(c.metadata.nbgrader.get("points", 0)) for c in nb.cells
-            if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("grade")
-            and not c.metadata.nbgrader.get("solution")}
+    return {grade_id(c): float(nbgrader_meta(c).get("points", 0)) for c in nb.cells if is_checks_cell(c)}
 
 
 def wrong_answer(slug: str, k: int = 0) -> str | None:

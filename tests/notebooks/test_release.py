@@ -10,6 +10,7 @@ import pytest
 
 from grader.release import find_leaks
 from tests.helpers.notebooks import ROOT, released_notebooks, solution_notebooks
+from torchcourse.contract import cell_source, is_answer_cell, split_regions
 
 pytestmark = pytest.mark.notebooks
 
@@ -63,8 +64,8 @@ def test_leak_check_catches_a_leaked_answer(tmp_path):
     shutil.copy(src, sol_dir)
     released = json.loads((ROOT / "chapters" / src.parent.name / src.name).read_text())
     nb = json.loads(src.read_text())
-    answer = next(c for c in nb["cells"] if "### BEGIN SOLUTION" in "".join(c["source"]))
-    secret = "".join(answer["source"]).split("### BEGIN SOLUTION")[1].split("### END SOLUTION")[0].strip()
+    answer = next(c for c in nb["cells"] if is_answer_cell(c))
+    secret = "\n".join(line for kind, line in split_regions(cell_source(answer)) if kind == "solution")
     released["cells"].append({"cell_type": "code", "execution_count": None, "id": "leak", "metadata": {},
                               "outputs": [], "source": secret.splitlines(keepends=True)})
     (rel_dir / src.name).write_text(json.dumps(released))

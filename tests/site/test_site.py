@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from torchcourse.contract import BEGIN_HIDDEN, BEGIN_SOLUTION, is_checks_cell, secret_lines, split_regions
+
 pytestmark = pytest.mark.site
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -109,7 +111,7 @@ def test_notebook_page_carries_its_executed_outputs(learner_site, doc):
         errors = [o for o in c.get("outputs", []) if o["output_type"] == "error"]
         # Only exercise checks may fail (nothing is answered on the site), and quietly.
         if errors:
-            assert c["metadata"].get("nbgrader", {}).get("grade") and "raises-exception" in tags(c), \
+            assert is_checks_cell(c) and "raises-exception" in tags(c), \
                 f"{doc}: a cell that is not an exercise check failed:\n{source(c)[:300]}"
             assert "remove-output" in tags(c), f"{doc}: a failing exercise check would show its traceback"
     shown = [c for c in code if c.get("outputs") and not {"remove-output", "remove-cell"} & set(tags(c))]
@@ -163,7 +165,7 @@ def test_nothing_from_solutions_reaches_the_learner_site(learner_site):
     for f in learner_site.html.rglob("*"):
         if f.is_file() and f.suffix in {".html", ".ipynb", ".js", ".txt"} and "_static" not in f.parts:
             body = f.read_text(encoding="utf-8", errors="replace")
-            assert "BEGIN SOLUTION" not in body and "BEGIN HIDDEN TESTS" not in body, f"{f} leaks solutions"
+            assert BEGIN_SOLUTION not in body and BEGIN_HIDDEN not in body, f"{f} leaks solutions"
 
 
 def test_no_page_refers_to_an_external_script_style_or_image(learner_site):
@@ -228,21 +230,15 @@ def test_instructor_site_shows_solutions_and_hides_hidden_tests(instructor_site)
         sdoc = "solutions/" + doc.removeprefix("chapters/")
         text = squashed(instructor_site.html / f"{sdoc}.html")
         for c in cells(ROOT / f"{sdoc}.ipynb"):
-            src = source(c)
-            if "### BEGIN SOLUTION" in src:
-                solution = src.split("### BEGIN SOLUTION", 1)[1].split("### END SOLUTION", 1)[0]
-                for line in filter(None, (ln.strip() for ln in solution.splitlines())):
-                    assert re.sub(r"\s+", "", line) in text, f"{sdoc}: solution line {line!r} not shown"
-                checked += 1
-            if "### BEGIN HIDDEN TESTS" in src:
-                hidden = src.split("### BEGIN HIDDEN TESTS", 1)[1].split("### END HIDDEN TESTS", 1)[0]
-                visible = src.split("### BEGIN HIDDEN TESTS", 1)[0]
-                for line in filter(None, (ln.strip() for ln in hidden.splitlines())):
-                    if len(line) > 25 and line not in visible:
-                        assert re.sub(r"\s+", "", line) not in text, f"{sdoc}: hidden test line {line!r} shown"
-                checked += 1
+            regions = split_regions(source(c))
+            solution = [line.strip() for kind, line in regions if kind == "solution" and line.strip()]
+            for line in solution:
+                assert re.sub(r"\s+", "", line) in text, f"{sdoc}: solution line {line!r} not shown"
+            for line in secret_lines([source(c)], kinds={"hidden"}):
+                assert re.sub(r"\s+", "", line) not in text, f"{sdoc}: hidden test line {line!r} shown"
+            checked += bool(solution) + any(kind == "hidden" for kind, _ in regions)
         assert "instructorview" in text
     assert checked, "no exercise found in solutions/"
     for f in instructor_site.html.rglob("*"):
         if f.is_file() and f.suffix in {".html", ".js", ".ipynb", ".txt"} and "_static" not in f.parts:
-            assert "BEGIN HIDDEN TESTS" not in f.read_text(encoding="utf-8", errors="replace"), f
+            assert BEGIN_HIDDEN not in f.read_text(encoding="utf-8", errors="replace"), f
