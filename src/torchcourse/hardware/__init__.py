@@ -1,1 +1,26 @@
-"""Widgets and helpers for the hardware chapter."""
+"""Simulators and widgets for chapter 4, AI hardware (``04-hardware``).
+
+- ``roofline``: this machine measured from PyTorch, published accelerators, the roofline explorer (4.1);
+- ``systolic``: a cycle-level weight-stationary systolic array and its animator (4.2);
+- ``numerics``: int8 with scale and zero point, 16-bit fixed point, a piecewise-linear sigmoid (4.2, 4.3);
+- ``npu``: DianNao's NFU, ShiDianNao's neighbour reuse, PuDianNao's algorithms (4.3);
+- ``fixedpoint``: the fixed-point explorer (4.3).
+"""
+
+from torchcourse.budgets import ChapterBudgets, WidgetBudget
+
+BUDGETS = ChapterBudgets(
+    chapter="04-hardware",
+    notebook_s=20.0,
+    widgets=[
+        WidgetBudget("torchcourse.hardware.systolic", "SystolicAnimator",
+                     {"cycle": [0, 5, 10, 15, 20, 25, 30, 40], "rows": [16], "cols": [16], "k": [16], "n": [16],
+                      "m": [16]}),
+        WidgetBudget("torchcourse.hardware.roofline", "RooflineExplorer",
+                     {"operation": ["matmul n x n x n", "add (n x n elements)",
+                                    "conv2d 3x3, 64->64 channels, n x n image"],
+                      "n": [8, 64, 512, 4096], "dtype": ["float32", "bfloat16", "int8"]}),
+        WidgetBudget("torchcourse.hardware.fixedpoint", "FixedPointExplorer",
+                     {"int_bits": [0, 2, 5, 8, 15], "value": [3.14159, -0.3, 40.0, -40.0, 0.001]}),
+    ],
+)

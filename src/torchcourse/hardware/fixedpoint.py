@@ -1,0 +1,123 @@
+"""Fixed-point explorer: a 16-bit code's sign, integer and fraction bits, what it represents, the
+error, overflow and saturation; and NFU-3's piecewise-linear sigmoid in that format.
+
+Used by notebook ``04-hardware/03-npus`` (section 1).
+
+core: ``fixed_point_view(int_bits, value)`` -> ``FixedView``; renderer: ``draw_fixed(view)``;
+wrapper: ``FixedPointExplorer``; stand-in: ``static_fixed_point()``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import ipywidgets as widgets
+import numpy as np
+import torch
+from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
+
+from torchcourse.hardware.npu import SIGMOID_KNOTS, nfu3_sigmoid
+from torchcourse.hardware.numerics import bit_pattern, from_fixed, q_range, to_fixed
+from torchcourse.widgets import Explorer
+
+TOTAL_BITS = 16
+_SIGMOID_X = torch.linspace(-10, 10, 401)
+
+
+@dataclass(frozen=True)
+class FixedView:
+    int_bits: int
+    frac_bits: int
+    value: float
+    code: int                 # the int16 code after rounding and saturation
+    bits: str                 # its 16 bits, sign first
+    represented: float        # the value the code stands for
+    error: float              # represented - value
+    overflow: bool            # the value lies outside the format's range
+    wrapped: float            # what a cast without saturation would have represented
+    lo: float
+    hi: float
+    step: float
+    sigmoid_x: np.ndarray
+    sigmoid_pwl: np.ndarray   # NFU-3's output in this format (nan when the knots do not fit)
+    message: str = ""
+
+
+def fixed_point_view(int_bits: int, value: float) -> FixedView:
+    """The Q format with 1 sign bit, ``int_bits`` integer bits and the rest fraction bits."""
+    int_bits = int(max(0, min(TOTAL_BITS - 1, int_bits)))
+    frac = TOTAL_BITS - 1 - int_bits
+    lo, hi, step = q_range(frac)
+    code = int(to_fixed(torch.tensor([value], dtype=torch.float64), frac)[0])
+    rep = code * step
+    raw = int(round(value * 2**frac))
+    wrapped_code = ((raw + 2**15) % 2**16) - 2**15
+    overflow = not (lo <= value <= hi)
+    if hi >= 8.0:
+        codes = to_fixed(_SIGMOID_X, frac)
+        pwl = from_fixed(nfu3_sigmoid(codes, frac, SIGMOID_KNOTS), frac).numpy()
+    else:
+        pwl = np.full(len(_SIGMOID_X), np.nan)
+    msg = (f"Q{int_bits}.{frac} (1 sign, {int_bits} integer, {frac} fraction bits): range [{lo:g}, {hi:g}], "
+           f"step {step:g}. {value:g} -> code {code} = {rep:.6g}, error {rep - value:+.3g}")
+    if overflow:
+        msg += f"; out of range: saturated to {rep:g} (without saturation it would wrap to {wrapped_code * step:g})"
+    return FixedView(int_bits, frac, float(value), code, bit_pattern(code), rep, rep - value, overflow,
+                     wrapped_code * step, lo, hi, step, _SIGMOID_X.numpy(), pwl, msg + ".")
+
+
+_BIT_COLOURS = {"sign": "#c44e52", "int": "#4c72b0", "frac": "#55a868"}
+
+
+def draw_fixed(view: FixedView, axes=None) -> Figure:
+    """Left: the 16 bits, coloured by role. Right: NFU-3's sigmoid in this format against the true one."""
+    if axes is None:
+        fig = Figure(figsize=(9.0, 3.0))
+        axes = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1.3, 1]})
+    fig = axes[0].figure
+    ax = axes[0]
+    for pos, bit in enumerate(view.bits):
+        role = "sign" if pos == 0 else ("int" if pos <= view.int_bits else "frac")
+        ax.add_patch(Rectangle((pos, 0), 0.92, 0.92, fc=_BIT_COLOURS[role], alpha=0.35, ec="black", lw=0.5))
+        ax.text(pos + 0.46, 0.46, bit, ha="center", va="center", fontsize=9)
+    ax.set_xlim(-0.2, TOTAL_BITS + 0.2)
+    ax.set_ylim(-0.9, 1.4)
+    ax.axis("off")
+    ax.text(0, -0.5, f"{view.value:g} -> {view.represented:.6g} (error {view.error:+.2g})"
+            + ("  SATURATED" if view.overflow else ""), fontsize=8)
+    ax.set_title(f"Q{view.int_bits}.{view.frac_bits}: sign (red), integer (blue), fraction (green)", fontsize=8)
+    ax2 = axes[1]
+    ax2.plot(view.sigmoid_x, 1 / (1 + np.exp(-view.sigmoid_x)), color="black", lw=1, label="sigmoid")
+    if not np.isnan(view.sigmoid_pwl).all():
+        ax2.plot(view.sigmoid_x, view.sigmoid_pwl, color="#c44e52", lw=1, ls="--", label="NFU-3, 16 segments")
+        ax2.set_title(f"max error {np.nanmax(np.abs(view.sigmoid_pwl - 1 / (1 + np.exp(-view.sigmoid_x)))):.3g}",
+                      fontsize=8)
+    else:
+        ax2.set_title("knots at +-8 do not fit this format", fontsize=8)
+    ax2.legend(fontsize=7, loc="upper left")
+    ax2.set_xticks([-10, -5, 0, 5, 10])
+    ax2.set_yticks([0, 0.5, 1])
+    ax2.tick_params(labelsize=7)
+    return fig
+
+
+class FixedPointExplorer(Explorer):
+    """Move the integer/fraction split and the value: bits, represented value, error, saturation."""
+
+    def __init__(self, int_bits: int = 5, value: float = 3.14159) -> None:
+        controls = {
+            "int_bits": widgets.IntSlider(value=int_bits, min=0, max=15, description="integer bits"),
+            "value": widgets.FloatSlider(value=value, min=-80.0, max=80.0, step=0.001, description="value"),
+        }
+        super().__init__(controls, fixed_point_view, draw_fixed, title="Fixed-point explorer")
+
+
+def static_fixed_point() -> Figure:
+    """Three settings: pi in Q5.10, 40 saturating in Q5.10, pi in Q2.13 (finer steps, no room for the sigmoid)."""
+    fig = Figure(figsize=(9.0, 8.4))
+    axes = fig.subplots(3, 2, gridspec_kw={"width_ratios": [1.3, 1]})
+    for row, (ib, v) in zip(axes, [(5, 3.14159), (5, 40.0), (2, 3.14159)]):
+        draw_fixed(fixed_point_view(ib, v), axes=row)
+    fig.tight_layout()
+    return fig

@@ -1,0 +1,269 @@
+"""A cycle-level weight-stationary systolic array (TPU v1's matrix unit, in small), and its animator.
+
+Used by notebook ``04-hardware/02-tpu-systolic-arrays`` (sections 2-4).
+
+The model (every rule is one line of ``_run_tile``):
+
+* The array has ``rows x cols`` processing elements (PEs, 处理单元). PE ``(i, j)`` holds one
+  weight ``W[i, j]`` of the current tile ("weight stationary").
+* **Load**: weights enter at the top and shift down one row per cycle: ``rows`` cycles.
+* **Stream**: row ``m`` of the input ``X`` enters the array's left edge skewed: ``X[m, i]``
+  enters row ``i`` at stream cycle ``m + i``. Every cycle, every PE takes the activation from its
+  left neighbour and the partial sum from the PE above, and hands on
+  ``a_right = a_in`` and ``psum_down = psum_in + a_in * w`` (int8 x int8 summed in int32).
+* ``Y[m, j]`` leaves the bottom of column ``j`` at stream cycle ``m + (rows - 1) + j``. The stream
+  ends when the last column's last result has left: ``M + (rows - 1) + (cols - 1)`` cycles.
+* A matrix larger than the array is cut into tiles of ``rows x cols`` weights; each tile is
+  loaded and streamed in turn (no overlap), and partial results add up in int32 accumulators.
+
+So one tile takes ``rows + (rows - 1) + (cols - 1) + M = 2*rows + cols + M - 2`` cycles, the
+count SCALE-Sim's weight-stationary model uses per fold (its report gives the last cycle's index,
+one less; see ``tests/unit/hardware/test_scalesim.py``).
+
+core: ``systolic_frame(...)`` -> ``Frame``; renderer: ``draw_frame(frame)``;
+wrapper: ``SystolicAnimator``; stand-in: ``static_systolic_strip()``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import ipywidgets as widgets
+import matplotlib
+import numpy as np
+import torch
+from matplotlib.figure import Figure
+
+from torchcourse.widgets import Explorer, figure_and_axes
+
+PE = Callable[[torch.Tensor, torch.Tensor, torch.Tensor], tuple[torch.Tensor, torch.Tensor]]
+
+
+def pe_step(a_in: torch.Tensor, psum_in: torch.Tensor, weight: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """One cycle of every PE at once: pass the activation right, the updated partial sum down."""
+    return a_in, psum_in + a_in.to(torch.int32) * weight.to(torch.int32)
+
+
+def tile_cycles(m: int, rows: int, cols: int) -> int:
+    """Cycles of one tile: load ``rows``, fill ``rows - 1``, stream ``m``, drain ``cols - 1``."""
+    return rows + (rows - 1) + m + (cols - 1)
+
+
+def systolic_cycles(m: int, k: int, n: int, rows: int, cols: int) -> int:
+    """Cycles for ``(m x k) @ (k x n)`` on a ``rows x cols`` array, tile after tile."""
+    return math.ceil(k / rows) * math.ceil(n / cols) * tile_cycles(m, rows, cols)
+
+
+def utilisation(m: int, k: int, n: int, rows: int, cols: int) -> float:
+    """Useful multiply-accumulates / (PEs x cycles)."""
+    return m * k * n / (rows * cols * systolic_cycles(m, k, n, rows, cols))
+
+
+@dataclass
+class TileRun:
+    """What one tile's run produced; ``frames`` only when recorded (for the animator)."""
+
+    output: torch.Tensor            # (M, cols) int32: every column's results, unused ones included
+    load_cycles: int
+    stream_cycles: int
+    frames: list = field(default_factory=list, repr=False)
+
+    @property
+    def cycles(self) -> int:
+        return self.load_cycles + self.stream_cycles
+
+
+def _skewed_inputs(x: torch.Tensor, rows: int, steps: int) -> torch.Tensor:
+    """(steps, rows) int8: the value entering row i's left edge at stream cycle t is X[t - i, i]."""
+    m, k = x.shape
+    t = torch.arange(steps).unsqueeze(1)
+    i = torch.arange(rows).unsqueeze(0)
+    mi = t - i
+    valid = (mi >= 0) & (mi < m) & (i < k)
+    padded = torch.zeros(m, rows, dtype=torch.int8)
+    padded[:, :k] = x
+    return torch.where(valid, padded[mi.clamp(0, m - 1), i.expand_as(mi)], torch.zeros((), dtype=torch.int8))
+
+
+def _run_tile(x: torch.Tensor, w: torch.Tensor, rows: int, cols: int, pe: PE, record: bool) -> TileRun:
+    m, k = x.shape
+    n = w.shape[1]
+    # Load: the weight rows shift in from the top, one row per cycle (last row first).
+    w_full = torch.zeros(rows, cols, dtype=torch.int8)
+    w_full[:k, :n] = w
+    held = torch.zeros(rows, cols, dtype=torch.int8)
+    load = 0
+    for c in range(rows):
+        held = torch.cat([w_full[rows - 1 - c].unsqueeze(0), held[:-1]])
+        load += 1
+    assert torch.equal(held, w_full)
+    # Stream: one pe() call updates the whole array each cycle.
+    steps = m + rows + cols - 2
+    left = _skewed_inputs(x, rows, steps)
+    a = torch.zeros(rows, cols, dtype=torch.int8)
+    p = torch.zeros(rows, cols, dtype=torch.int32)
+    zero_row = torch.zeros(1, cols, dtype=torch.int32)
+    bottom = []
+    frames = []
+    outstanding = m * cols
+    t = 0
+    while outstanding:
+        a_in = torch.cat([left[t].unsqueeze(1), a[:, :-1]], dim=1)
+        p_in = torch.cat([zero_row, p[:-1]], dim=0)
+        a, p = pe(a_in, p_in, held)
+        bottom.append(p[-1])
+        # Columns whose result for some row m leaves the bottom now: j = t - (rows - 1) - m.
+        j = t - (rows - 1) - np.arange(m)
+        outstanding -= int(((j >= 0) & (j < cols)).sum())
+        if record:
+            frames.append((a_in.clone(), p.clone()))
+        t += 1
+    leaving = torch.stack(bottom)                        # (steps, cols)
+    mm = torch.arange(m).unsqueeze(1)
+    jj = torch.arange(cols).unsqueeze(0)
+    out = leaving[mm + (rows - 1) + jj, jj]
+    return TileRun(out, load, t, frames)
+
+
+def _check_operands(x: torch.Tensor, w: torch.Tensor) -> None:
+    if x.dtype != torch.int8 or w.dtype != torch.int8:
+        raise TypeError(f"the array multiplies int8 operands; got {x.dtype} and {w.dtype}")
+    if x.ndim != 2 or w.ndim != 2 or x.shape[1] != w.shape[0]:
+        raise ValueError(f"shapes {tuple(x.shape)} and {tuple(w.shape)} cannot be multiplied")
+
+
+def systolic_matmul(x: torch.Tensor, w: torch.Tensor, rows: int, cols: int,
+                    pe: PE = pe_step) -> tuple[torch.Tensor, int]:
+    """``x @ w`` (int8 in, int32 out) on a ``rows x cols`` weight-stationary array: (result, cycles).
+
+    ``pe(a_in, psum_in, weight) -> (a_right, psum_down)`` is called on whole (rows, cols) grids.
+    """
+    _check_operands(x, w)
+    m, k = x.shape
+    n = w.shape[1]
+    y = torch.zeros(m, n, dtype=torch.int32)
+    cycles = 0
+    for k0 in range(0, k, rows):
+        for n0 in range(0, n, cols):
+            tile = _run_tile(x[:, k0:k0 + rows], w[k0:k0 + rows, n0:n0 + cols], rows, cols, pe, False)
+            width = min(cols, n - n0)
+            y[:, n0:n0 + width] += tile.output[:, :width]
+            cycles += tile.cycles
+    return y, cycles
+
+
+# --------------------------------------------------------------------------- the animator
+
+@dataclass(frozen=True)
+class Frame:
+    """The array at one stream cycle of a single tile (core of the animator)."""
+
+    rows: int
+    cols: int
+    m: int
+    k: int
+    n: int
+    cycle: int                      # stream cycle shown, 0-based
+    steps: int                      # stream cycles of the tile
+    activations: np.ndarray         # (rows, cols) activation each PE multiplied this cycle
+    psums: np.ndarray               # (rows, cols) partial sum each PE passed down
+    busy: np.ndarray                # (rows, cols) bool: the PE did useful work this cycle
+    done: int                       # results that have left the array so far (used columns)
+    message: str = ""
+
+
+@dataclass
+class _Cache:
+    key: tuple = ()
+    run: TileRun | None = None
+    x: torch.Tensor | None = None
+
+
+_cache = _Cache()
+_CMAP = matplotlib.colormaps["coolwarm"]
+
+
+def _example(m: int, k: int) -> tuple[torch.Tensor, torch.Tensor]:
+    g = torch.Generator().manual_seed(0)
+    return (torch.randint(-9, 10, (m, k), generator=g, dtype=torch.int8),
+            torch.randint(-9, 10, (k, 64), generator=g, dtype=torch.int8))
+
+
+def systolic_frame(rows: int, cols: int, m: int, k: int, n: int, cycle: int) -> Frame:
+    """Stream cycle ``cycle`` of ``X (m x k) @ W (k x n)`` on one tile (k <= rows, n <= cols)."""
+    empty = np.zeros((max(rows, 1), max(cols, 1)))
+    if not (1 <= k <= rows and 1 <= n <= cols and m >= 1):
+        return Frame(rows, cols, m, k, n, 0, 0, empty, empty, empty.astype(bool), 0,
+                     f"The animator shows one tile: choose 1 <= K <= rows ({rows}), 1 <= N <= cols ({cols}), M >= 1.")
+    key = (rows, cols, m, k, n)
+    if _cache.key != key:
+        x, w = _example(m, k)
+        _cache.key, _cache.x = key, x
+        _cache.run = _run_tile(x, w[:, :n], rows, cols, pe_step, True)
+    run = _cache.run
+    steps = run.stream_cycles
+    t = max(0, min(cycle, steps - 1))
+    a_in, p = run.frames[t]
+    i = np.arange(rows)[:, None]
+    j = np.arange(cols)[None, :]
+    busy = (t - i - j >= 0) & (t - i - j < m) & (i < k) & (j < n)
+    mm = np.arange(m)[:, None]
+    leave = mm + (rows - 1) + np.arange(n)[None, :]
+    done = int((leave <= t).sum())
+    msg = (f"Stream cycle {t + 1} of {steps} (plus {rows} load cycles): {int(busy.sum())} of {rows * cols} PEs busy; "
+           f"{done} of {m * n} results out.")
+    return Frame(rows, cols, m, k, n, t, steps, a_in.numpy(), p.numpy(), busy, done, msg)
+
+
+def draw_frame(frame: Frame, ax=None) -> Figure:
+    """Busy PEs coloured by the partial sum they pass down, idle PEs grey; values written in small arrays."""
+    fig, ax = figure_and_axes(ax, figsize=(5.0, 4.6))
+    lim = float(np.abs(frame.psums[frame.busy]).max()) if frame.busy.any() else 1.0
+    norm = np.clip(frame.psums / (2 * max(lim, 1.0)) + 0.5, 0, 1)
+    rgb = _CMAP(norm)[..., :3]
+    rgb[~frame.busy] = 0.85
+    ax.imshow(rgb, interpolation="nearest")
+    if frame.rows * frame.cols <= 36:
+        for (i, j), busy in np.ndenumerate(frame.busy):
+            if busy:
+                ax.text(j, i, f"a={int(frame.activations[i, j])}\n\u03a3={int(frame.psums[i, j])}",
+                        ha="center", va="center", fontsize=6)
+    step = 1 if max(frame.rows, frame.cols) <= 8 else 4
+    ax.set_xticks(range(0, frame.cols, step))
+    ax.set_yticks(range(0, frame.rows, step))
+    ax.tick_params(labelsize=6)
+    ax.set_xlabel("column j (activations flow right)", fontsize=8)
+    ax.set_ylabel("row i (partial sums flow down)", fontsize=8)
+    ax.set_title(f"{frame.rows}x{frame.cols} array, M={frame.m} K={frame.k} N={frame.n}: "
+                 f"stream cycle {frame.cycle + 1}/{frame.steps}", fontsize=8)
+    return fig
+
+
+class SystolicAnimator(Explorer):
+    """Step through the stream cycles of one tile: activations right, partial sums down."""
+
+    def __init__(self, rows: int = 4, cols: int = 4, m: int = 5, k: int = 4, n: int = 4, cycle: int = 3) -> None:
+        controls = {
+            "rows": widgets.IntSlider(value=rows, min=1, max=16, description="rows"),
+            "cols": widgets.IntSlider(value=cols, min=1, max=16, description="cols"),
+            "m": widgets.IntSlider(value=m, min=1, max=32, description="M"),
+            "k": widgets.IntSlider(value=k, min=1, max=16, description="K"),
+            "n": widgets.IntSlider(value=n, min=1, max=16, description="N"),
+            "cycle": widgets.IntSlider(value=cycle, min=0, max=80, description="cycle"),
+        }
+        super().__init__(controls, systolic_frame, draw_frame, title="Systolic array animator")
+
+
+def static_systolic_strip(rows: int = 4, cols: int = 4, m: int = 5, cycles=(0, 2, 4, 6, 8, 10)) -> Figure:
+    """A strip of frames of one 4x4 tile: the stand-in for readers without a kernel."""
+    fig = Figure(figsize=(3.0 * len(cycles), 3.2))
+    axes = fig.subplots(1, len(cycles))
+    for ax, c in zip(axes, cycles):
+        draw_frame(systolic_frame(rows, cols, m, rows, cols, c), ax=ax)
+        ax.set_title(f"cycle {c + 1}", fontsize=9)
+        ax.set_xlabel("")
+        ax.set_ylabel("")
+    fig.tight_layout()
+    return fig

@@ -1,0 +1,40 @@
+_ADD = ("def add_intensity(numel, dtype):\n"
+        "    return numel / (dtype.itemsize * 3 * numel)\n")
+_MATMUL = ("def matmul_intensity(m, k, n, dtype):\n"
+           "    return 2 * m * k * n / (dtype.itemsize * (m * k + k * n + m * n))\n")
+
+WRONG = [
+    # counts multiply-accumulates, not operations (forgets the factor 2)
+    "def matmul_intensity(m, k, n, dtype):\n"
+    "    return m * k * n / (dtype.itemsize * (m * k + k * n + m * n))\n" + _ADD,
+    # forgets to count the output written back
+    "def matmul_intensity(m, k, n, dtype):\n"
+    "    return 2 * m * k * n / (dtype.itemsize * (m * k + k * n))\n" + _ADD,
+    # bits instead of bytes
+    "def matmul_intensity(m, k, n, dtype):\n"
+    "    bits = torch.finfo(dtype).bits if dtype.is_floating_point else torch.iinfo(dtype).bits\n"
+    "    return 2 * m * k * n / (bits * (m * k + k * n + m * n))\n" + _ADD,
+    # assumes 4 bytes per element whatever the dtype
+    "def matmul_intensity(m, k, n, dtype):\n"
+    "    return 2 * m * k * n / (4 * (m * k + k * n + m * n))\n"
+    "def add_intensity(numel, dtype):\n"
+    "    return numel / (4 * 3 * numel)\n",
+    # add: counts only the two inputs
+    _MATMUL + "def add_intensity(numel, dtype):\n"
+    "    return numel / (dtype.itemsize * 2 * numel)\n",
+    # integer division: an int, and wrong
+    _MATMUL + "def add_intensity(numel, dtype):\n"
+    "    return numel // (dtype.itemsize * 3 * numel)\n",
+    # returns a tensor
+    "def matmul_intensity(m, k, n, dtype):\n"
+    "    return torch.tensor(2 * m * k * n / (dtype.itemsize * (m * k + k * n + m * n)))\n" + _ADD,
+]
+
+RIGHT = [
+    "def matmul_intensity(m, k, n, dtype):\n"
+    "    flops = 2.0 * m * k * n\n"
+    "    moved = (m * k + k * n + m * n) * torch.empty((), dtype=dtype).element_size()\n"
+    "    return flops / moved\n"
+    "def add_intensity(numel, dtype):\n"
+    "    return 1 / (3 * dtype.itemsize)\n",
+]

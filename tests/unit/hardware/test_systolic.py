@@ -1,0 +1,110 @@
+"""The weight-stationary systolic array: exact against torch.matmul, cycle counts, utilisation, the animator."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from matplotlib.figure import Figure
+
+from torchcourse.hardware import systolic
+
+
+def _operands(seed, m, k, n):
+    g = torch.Generator().manual_seed(seed)
+    return (torch.randint(-128, 128, (m, k), generator=g, dtype=torch.int8),
+            torch.randint(-128, 128, (k, n), generator=g, dtype=torch.int8))
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_random_shapes_equal_torch_matmul_and_the_cycle_formula(seed):
+    r = np.random.default_rng(seed)
+    m, k, n, rows, cols = (int(v) for v in (r.integers(1, 12), r.integers(1, 20), r.integers(1, 20),
+                                            r.integers(1, 7), r.integers(1, 7)))
+    x, w = _operands(seed, m, k, n)
+    y, cycles = systolic.systolic_matmul(x, w, rows, cols)
+    assert y.dtype == torch.int32
+    assert torch.equal(y, torch.matmul(x.to(torch.int32), w.to(torch.int32)))
+    assert cycles == systolic.systolic_cycles(m, k, n, rows, cols)
+    assert cycles == math.ceil(k / rows) * math.ceil(n / cols) * (2 * rows + cols + m - 2)
+
+
+def test_extreme_int8_values_need_int32_accumulation():
+    x = torch.full((3, 16), -128, dtype=torch.int8)
+    w = torch.full((16, 2), -128, dtype=torch.int8)
+    y, _ = systolic.systolic_matmul(x, w, 16, 2)
+    assert int(y[0, 0]) == 16 * 128 * 128
+    # the wrong PE: an int8 product wraps
+    bad = lambda a, s, wt: (a, s + a * wt)  # noqa: E731
+    y_bad, _ = systolic.systolic_matmul(x, w, 16, 2, pe=bad)
+    assert not torch.equal(y_bad, y)
+
+
+def test_a_pe_passing_sums_the_wrong_way_does_not_compute_the_product():
+    x, w = _operands(0, 4, 3, 3)
+    swapped = lambda a, s, wt: (s + a.to(torch.int32) * wt.to(torch.int32), a)  # noqa: E731
+    try:
+        y, _ = systolic.systolic_matmul(x, w, 3, 3, pe=swapped)
+    except (RuntimeError, TypeError):
+        return
+    assert not torch.equal(y, x.to(torch.int32) @ w.to(torch.int32))
+
+
+def test_one_tile_cycles_split_into_load_fill_steady_drain():
+    x, w = _operands(1, 5, 4, 4)
+    run = systolic._run_tile(x, w, 4, 4, systolic.pe_step, False)
+    assert run.load_cycles == 4
+    assert run.stream_cycles == (4 - 1) + 5 + (4 - 1)
+    assert systolic.tile_cycles(5, 4, 4) == run.cycles == 15
+
+
+def test_operands_must_be_int8_and_compatible():
+    with pytest.raises(TypeError, match="int8"):
+        systolic.systolic_matmul(torch.ones(2, 2), torch.ones(2, 2), 2, 2)
+    with pytest.raises(ValueError, match="cannot be multiplied"):
+        systolic.systolic_matmul(*_operands(0, 2, 3, 2)[:1], torch.zeros(2, 2, dtype=torch.int8), 2, 2)
+
+
+def test_utilisation_grows_with_m_and_never_exceeds_one():
+    values = [systolic.utilisation(m, 256, 256, 256, 256) for m in (1, 16, 256, 4096, 65536)]
+    assert values == sorted(values)
+    assert 0 < values[0] < 0.01 and values[-1] < 1
+    assert systolic.utilisation(4096, 100, 100, 256, 256) < systolic.utilisation(4096, 256, 256, 256, 256)
+
+
+def test_busy_pe_cycles_equal_the_useful_macs():
+    m, k, n, rows, cols = 6, 3, 4, 4, 5
+    frames = [systolic.systolic_frame(rows, cols, m, k, n, t) for t in range(m + rows + cols - 2)]
+    assert sum(int(f.busy.sum()) for f in frames) == m * k * n
+    assert frames[-1].done == m * n and frames[0].done == 0
+
+
+def test_frame_shows_the_simulator_state_and_messages():
+    f = systolic.systolic_frame(4, 4, 5, 4, 4, 3)
+    assert f.activations.shape == f.psums.shape == f.busy.shape == (4, 4)
+    assert f.busy[0, 3] and f.busy[3, 0] and not f.busy[3, 3]
+    assert "Stream cycle 4 of 11 (plus 4 load cycles)" in f.message
+    bad = systolic.systolic_frame(4, 4, 5, 9, 4, 0)
+    assert "one tile" in bad.message
+
+
+def test_renderer_and_standin_draw_figures():
+    fig = systolic.draw_frame(systolic.systolic_frame(3, 3, 3, 3, 3, 2))
+    assert isinstance(fig, Figure)
+    ax = fig.axes[0]
+    assert len(ax.images) == 1 and "stream cycle 3/" in ax.get_title()
+    assert len(ax.texts) == int(systolic.systolic_frame(3, 3, 3, 3, 3, 2).busy.sum())
+    strip = systolic.static_systolic_strip()
+    assert len(strip.axes) == 6
+
+
+def test_wrapper_updates_state_when_a_control_changes():
+    w = systolic.SystolicAnimator()
+    assert w.state.cycle == 3
+    w.controls["cycle"].value = 6
+    assert w.state.cycle == 6 and isinstance(w.figure, Figure)
+    w.controls["rows"].value = 16
+    w.controls["cols"].value = 16
+    w.controls["k"].value = 16
+    w.controls["n"].value = 16
+    assert w.state.busy.shape == (16, 16)
