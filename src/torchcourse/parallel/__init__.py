@@ -1,1 +1,24 @@
-"""Widgets and helpers for the parallel computing chapter (03-parallel)."""
+"""Widgets and helpers for chapter 3, Parallel computing (``03-parallel``).
+
+- ``costs``: link figures with sources, transfer and collective cost models, ZeRO memory;
+- ``split``: pipeline, tensor and data parallelism over simulated devices, DataParallel's steps on CPU;
+- ``ring``: ring all-reduce simulated over N ranks and run for real with ``torch.distributed``;
+- ``launch`` and ``ddp_train``: a real ``torchrun`` DDP job over ``gloo``, streamed into a notebook;
+- widgets: ``planner`` (parallelism planner), ``ringanim`` (ring all-reduce animator),
+  ``timeline`` (DDP timeline).
+"""
+
+from torchcourse.budgets import ChapterBudgets, WidgetBudget
+
+BUDGETS = ChapterBudgets(
+    chapter="03-parallel",
+    notebook_s=30.0,
+    widgets=[
+        WidgetBudget("torchcourse.parallel.planner", "ParallelismPlanner",
+                     {"strategy": ["DataParallel", "DDP", "FSDP (ZeRO-3)", "pipeline", "tensor"],
+                      "devices": [2, 4, 8]}),
+        WidgetBudget("torchcourse.parallel.ringanim", "RingAnimator",
+                     {"step": [0, 1, 2, 3, 4, 5, 6], "ranks": [3, 4, 5]}),
+        WidgetBudget("torchcourse.parallel.timeline", "DDPTimeline", {"buckets": [1, 2, 4, 8], "devices": [2, 4, 8]}),
+    ],
+)

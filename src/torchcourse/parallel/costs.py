@@ -1,0 +1,94 @@
+"""Cost models for chapter 3: link speeds with their sources, transfers, collectives and sharded memory.
+
+Used by ``chapters/03-parallel/01-devices-and-cuda.ipynb`` (sections 2-3), ``02-splitting-the-work.ipynb``
+and ``03-ddp-for-real.ipynb`` (sections 4-6), and by the parallelism planner. Everything here is a
+*model*: published peak figures and arithmetic, labelled as such wherever it is shown.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Link:
+    name: str
+    gb_per_s: float  # decimal gigabytes (1e9 bytes) per second, one direction unless said otherwise
+    note: str
+    source: str
+
+
+#: Published peak figures. PCIe: per direction, x16, after line encoding (128b/130b from 3.0 on).
+LINKS = [
+    Link("PCIe 3.0 x16", 15.75, "8 GT/s per lane, per direction",
+         "PCI-SIG, PCI Express Base Specification 3.0 (8 GT/s, 128b/130b encoding)"),
+    Link("PCIe 4.0 x16", 31.5, "16 GT/s per lane, per direction",
+         "PCI-SIG, PCI Express Base Specification 4.0 (16 GT/s)"),
+    Link("PCIe 5.0 x16", 63.0, "32 GT/s per lane, per direction",
+         "PCI-SIG, PCI Express Base Specification 5.0 (32 GT/s)"),
+    Link("NVLink 3 (A100)", 300.0, "600 GB/s total both directions, so 300 GB/s each way",
+         "NVIDIA A100 Tensor Core GPU datasheet (NVLink: 600 GB/s)"),
+    Link("NVLink 4 (H100 SXM)", 450.0, "900 GB/s total both directions, so 450 GB/s each way",
+         "NVIDIA H100 Tensor Core GPU datasheet (NVLink: 900 GB/s)"),
+]
+
+
+def transfer_seconds(nbytes: float, gb_per_s: float, latency_us: float) -> float:
+    """Time to move ``nbytes`` over a link: a fixed start-up latency plus size over bandwidth."""
+    return latency_us * 1e-6 + nbytes / (gb_per_s * 1e9)
+
+
+def visible_devices(value: str | None, n_physical: int) -> list[int]:
+    """Which physical GPUs a process sees, in the order it numbers them, for a ``CUDA_VISIBLE_DEVICES``.
+
+    Follows the rule in NVIDIA's CUDA C++ Programming Guide ("CUDA Environment Variables"): only the
+    listed indices are visible, numbered in the order listed; an invalid index hides itself and every
+    index after it. ``None`` (unset) shows every device; an empty string shows none. (CUDA also accepts
+    GPU UUIDs; this model handles integer indices only, and refuses a repeated index.)
+    """
+    if value is None:
+        return list(range(n_physical))
+    seen: list[int] = []
+    for item in value.split(","):
+        item = item.strip()
+        if item.isdigit() and int(item) in seen:
+            raise ValueError(f"index {item} is repeated; this model does not say what CUDA does then")
+        if not item.isdigit() or int(item) >= n_physical:
+            break
+        seen.append(int(item))
+    return seen
+
+
+def ring_allreduce_bytes(nbytes: float, world_size: int) -> float:
+    """Bytes each rank sends in a ring all-reduce of ``nbytes``: 2(N-1)/N of the data."""
+    return 2 * (world_size - 1) * nbytes / world_size
+
+
+def allreduce_seconds(nbytes: float, world_size: int, gb_per_s: float, latency_us: float) -> float:
+    """A ring all-reduce: 2(N-1) steps, each a latency plus one chunk over one link."""
+    if world_size == 1:
+        return 0.0
+    steps = 2 * (world_size - 1)
+    return steps * latency_us * 1e-6 + ring_allreduce_bytes(nbytes, world_size) / (gb_per_s * 1e9)
+
+
+#: Bytes per parameter in mixed-precision Adam training, as the ZeRO paper counts them
+#: (Rajbhandari et al., "ZeRO: Memory Optimizations Toward Training Trillion Parameter Models", SC 2020):
+#: fp16 parameters (2), fp16 gradients (2), and K = 12 bytes of fp32 optimizer state
+#: (a parameter copy, momentum and variance).
+PARAM_BYTES, GRAD_BYTES, OPTIM_BYTES = 2, 2, 12
+
+
+def zero_bytes_per_rank(n_params: int, world_size: int, stage: int) -> float:
+    """Model-state bytes per rank under ZeRO stage 0 (plain data parallel) to 3 (FSDP's full sharding)."""
+    p, g, o = PARAM_BYTES * n_params, GRAD_BYTES * n_params, OPTIM_BYTES * n_params
+    n = world_size
+    if stage == 0:
+        return float(p + g + o)
+    if stage == 1:
+        return p + g + o / n
+    if stage == 2:
+        return p + (g + o) / n
+    if stage == 3:
+        return (p + g + o) / n
+    raise ValueError(f"ZeRO has stages 0 to 3, not {stage}")

@@ -1,0 +1,198 @@
+"""Parallelism planner: model size, batch, devices and strategy in; memory, bytes and a timeline out.
+
+Used by ``chapters/03-parallel/02-splitting-the-work.ipynb`` (section 4, "The parallelism planner").
+
+core: ``plan(params_b, batch, devices, strategy, link)`` → ``Plan`` (per-device memory by kind, bytes each
+      device sends per step, timeline segments, the note's worker/site label, a sentence)
+renderer: ``draw_plan(plan)`` → matplotlib Figure (memory bars, bytes, timeline)
+wrapper: ``ParallelismPlanner()``
+static stand-in: ``static_planner()`` (four strategies for one model, side by side)
+
+Everything is a labelled *model*: a transformer-like stack of ``LAYERS`` layers whose hidden size follows
+from the parameter count (about 12·layers·hidden² parameters), mixed-precision Adam (16 bytes per parameter
+as the ZeRO paper counts them), an assumed sustained ``TFLOPS`` per device and the chosen link's published
+bandwidth. It shows the shape of the trade-offs, not a prediction for a given machine.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import ipywidgets as widgets
+from matplotlib.figure import Figure
+
+from torchcourse.parallel.costs import GRAD_BYTES, LINKS, OPTIM_BYTES, PARAM_BYTES, ring_allreduce_bytes
+from torchcourse.widgets import Explorer
+
+STRATEGIES = ["single device", "DataParallel", "DDP", "ZeRO-1", "ZeRO-2", "FSDP (ZeRO-3)", "pipeline", "tensor"]
+LAYERS = 32
+TOKENS = 2048            # tokens per sample
+TFLOPS = 100.0           # assumed sustained bf16 throughput per device (an assumption, not a datasheet figure)
+KINDS = ("parameters", "gradients", "optimizer", "activations")
+COLOURS = {"parameters": "#4c72b0", "gradients": "#dd8452", "optimizer": "#55a868", "activations": "#c44e52"}
+
+
+@dataclass(frozen=True)
+class Segment:
+    device: int
+    kind: str   # "compute" or "communicate"
+    start: float  # seconds
+    end: float
+    label: str = ""
+
+
+@dataclass(frozen=True)
+class Plan:
+    strategy: str
+    devices: int
+    memory: tuple[dict[str, float], ...]  # bytes by kind, one dict per device
+    sent: tuple[float, ...]               # bytes each device sends per step
+    segments: tuple[Segment, ...]
+    analogy: str
+    message: str
+
+    def total(self, d: int) -> float:
+        return sum(self.memory[d].values())
+
+
+def hidden_size(params: float) -> int:
+    return max(64, int(math.sqrt(params / (12 * LAYERS))))
+
+
+def analogy(devices: int, per_site: int = 8) -> str:
+    if devices == 1:
+        return "one worker: one device does everything"
+    if devices <= per_site:
+        return f"many workers, one site: {devices} devices in one server, joined by a fast link"
+    return f"many sites: {devices} devices in {math.ceil(devices / per_site)} servers, joined by the network"
+
+
+def plan(params_b: float, batch: int, devices: int, strategy: str, link: str = "NVLink 4 (H100 SXM)") -> Plan:
+    """A model of one training step (forward, backward, optimizer) under ``strategy``."""
+    n = 1 if strategy == "single device" else devices
+    psi = params_b * 1e9
+    h = hidden_size(psi)
+    act_sample = LAYERS * TOKENS * h * 2 * 16.0   # about 16 stored bf16 values per token per layer (a rough model)
+    bw = next(lk.gb_per_s for lk in LINKS if lk.name == link) * 1e9
+    flops = 6 * psi * TOKENS * batch               # forward + backward, 6 flops per parameter per token
+    compute = flops / (TFLOPS * 1e12)
+    p, g, o = PARAM_BYTES * psi, GRAD_BYTES * psi, OPTIM_BYTES * psi
+    grads = g
+    memory, sent, segs = [], [], []
+    msg = ""
+    if n > batch and strategy in ("DataParallel", "DDP", "ZeRO-1", "ZeRO-2", "FSDP (ZeRO-3)"):
+        msg = f"A batch of {batch} cannot give each of {n} devices a sample: some devices would idle."
+    if strategy == "single device":
+        memory.append(dict(parameters=p, gradients=g, optimizer=o, activations=batch * act_sample))
+        sent.append(0.0)
+        segs.append(Segment(0, "compute", 0.0, compute, "forward + backward"))
+    elif strategy == "DataParallel":
+        chunks = [min(math.ceil(batch / n), max(0, batch - i * math.ceil(batch / n))) for i in range(n)]
+        copy_t = p / bw
+        for d in range(n):
+            mem = dict(parameters=p, gradients=g, optimizer=o if d == 0 else 0.0, activations=chunks[d] * act_sample)
+            memory.append(mem)
+            sent.append(p * (n - 1) if d == 0 else grads)
+            seg_c = compute * chunks[d] / batch
+            segs.append(Segment(d, "communicate", 0.0, copy_t * (n - 1), "replicate from device 0"))
+            segs.append(Segment(d, "compute", copy_t * (n - 1), copy_t * (n - 1) + seg_c, "forward + backward"))
+            end = copy_t * (n - 1) + compute * chunks[0] / batch
+            segs.append(Segment(d, "communicate", end, end + grads * (n - 1) / bw, "gradients to device 0"))
+    elif strategy in ("DDP", "ZeRO-1", "ZeRO-2", "FSDP (ZeRO-3)"):
+        shard = {"DDP": (1, 1, 1), "ZeRO-1": (1, 1, n), "ZeRO-2": (1, n, n), "FSDP (ZeRO-3)": (n, n, n)}[strategy]
+        traffic = ring_allreduce_bytes(grads, n) * (1.5 if strategy == "FSDP (ZeRO-3)" else 1.0)
+        comm = traffic / bw
+        for d in range(n):
+            memory.append(dict(parameters=p / shard[0], gradients=g / shard[1], optimizer=o / shard[2],
+                               activations=math.ceil(batch / n) * act_sample))
+            sent.append(traffic)
+            c = compute / n
+            segs.append(Segment(d, "compute", 0.0, c, "forward + backward"))
+            # gradients are reduced bucket by bucket during backward: overlap from a third of the way in
+            start = c / 3
+            segs.append(Segment(d, "communicate", start, max(c, start + comm), "bucketed all-reduce"
+                                if strategy == "DDP" else "gather / reduce-scatter"))
+    elif strategy == "pipeline":
+        boundary = batch * TOKENS * h * 2.0
+        for d in range(n):
+            memory.append(dict(parameters=p / n, gradients=g / n, optimizer=o / n, activations=batch * act_sample / n))
+            sent.append(2 * boundary if 0 < d < n - 1 else (boundary if n > 1 else 0.0))
+            c = compute / n
+            segs.append(Segment(d, "compute", d * c, (d + 1) * c, "forward + backward (no micro-batches)"))
+        if n > 1:
+            msg = msg or f"Without micro-batches each stage idles {(n - 1) / n:.0%} of the step: the pipeline bubble."
+    elif strategy == "tensor":
+        per_ar = batch * TOKENS * h * 2.0
+        traffic = 4 * LAYERS * ring_allreduce_bytes(per_ar, n)
+        comm = traffic / bw
+        for d in range(n):
+            memory.append(dict(parameters=p / n, gradients=g / n, optimizer=o / n,
+                               activations=batch * act_sample / n))
+            sent.append(traffic)
+            segs.append(Segment(d, "compute", 0.0, compute / n, "forward + backward"))
+            segs.append(Segment(d, "communicate", compute / n, compute / n + comm,
+                                f"{4 * LAYERS} all-reduces (2 per layer per pass), not overlapped here"))
+    else:
+        raise ValueError(f"unknown strategy {strategy!r}")
+    return Plan(strategy, n, tuple(memory), tuple(sent), tuple(segs), analogy(n), msg)
+
+
+def _draw(plan_: Plan, axes) -> None:
+    ax_mem, ax_time = axes
+    n = plan_.devices
+    for d in range(n):
+        bottom = 0.0
+        for kind in KINDS:
+            v = plan_.memory[d][kind] / 1e9
+            ax_mem.bar(d, v, bottom=bottom, color=COLOURS[kind], label=kind if d == 0 else None)
+            bottom += v
+        ax_mem.text(d, bottom, f"{plan_.sent[d] / 1e9:.2g} GB\nsent", ha="center", va="bottom", fontsize=7)
+    ax_mem.set_xticks(range(n))
+    ax_mem.set_xlabel("device")
+    ax_mem.set_ylabel("memory (GB, model)")
+    ax_mem.set_title(f"{plan_.strategy}: memory per device", fontsize=10)
+    ax_mem.legend(fontsize=7, loc="upper right")
+    ax_mem.margins(y=0.25)
+    for s in plan_.segments:
+        colour = "#4c72b0" if s.kind == "compute" else "#c44e52"
+        y = s.device + (0.0 if s.kind == "compute" else 0.4)
+        ax_time.broken_barh([(s.start * 1e3, max(1e-9, (s.end - s.start) * 1e3))], (y, 0.35), color=colour)
+    ax_time.set_yticks([d + 0.4 for d in range(n)], [f"dev {d}" for d in range(n)])
+    ax_time.invert_yaxis()
+    ax_time.set_xlabel("time in one step (ms, model): blue compute, red communication")
+    ax_time.set_title(plan_.analogy, fontsize=9)
+
+
+def draw_plan(plan_: Plan) -> Figure:
+    fig = Figure(figsize=(10, 3.6))
+    axes = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1, 1.4]})
+    _draw(plan_, axes)
+    if plan_.message:
+        fig.suptitle(plan_.message, fontsize=9, color="#a00")
+    fig.tight_layout()
+    return fig
+
+
+class ParallelismPlanner(Explorer):
+    def __init__(self, params_b: float = 7.0, batch: int = 16, devices: int = 4, strategy: str = "DDP",
+                 link: str = "NVLink 4 (H100 SXM)") -> None:
+        controls = {
+            "params_b": widgets.SelectionSlider(options=[0.1, 1.0, 7.0, 13.0, 70.0], value=params_b,
+                                                description="params (B)"),
+            "batch": widgets.IntSlider(value=batch, min=1, max=64, description="batch"),
+            "devices": widgets.SelectionSlider(options=[1, 2, 4, 8, 16], value=devices, description="devices"),
+            "strategy": widgets.Dropdown(options=STRATEGIES, value=strategy, description="strategy"),
+            "link": widgets.Dropdown(options=[lk.name for lk in LINKS], value=link, description="link"),
+        }
+        super().__init__(controls, plan, draw_plan, title="Parallelism planner (a model; see the docstring)")
+
+
+def static_planner() -> Figure:
+    """DataParallel, DDP, FSDP and tensor parallelism for a 7B model, batch 16, 4 devices."""
+    fig = Figure(figsize=(14, 9))
+    grid = fig.subplots(4, 2, gridspec_kw={"width_ratios": [1, 1.4]})
+    for row, strategy in zip(grid, ["DataParallel", "DDP", "FSDP (ZeRO-3)", "tensor"]):
+        _draw(plan(7.0, 16, 4, strategy), row)
+    fig.tight_layout()
+    return fig

@@ -1,0 +1,106 @@
+"""Ring all-reduce animator: N ranks, chunks moving through reduce-scatter then all-gather, step by step.
+
+Used by ``chapters/03-parallel/03-ddp-for-real.ipynb`` (section 3, "The ring all-reduce animator").
+
+core: ``ring_frame(ranks, step, numel)`` → ``RingFrame`` (how many ranks' contributions each chunk of each
+      rank holds after ``step`` steps, this step's messages, bytes sent per link so far, a sentence)
+renderer: ``draw_ring(frame)`` → matplotlib Figure
+wrapper: ``RingAnimator()`` (ranks and step sliders)
+static stand-in: ``static_ring()`` (every step of a 3-rank ring)
+
+The frames come from the same schedule as ``torchcourse.parallel.ring.simulate_ring_allreduce``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import ipywidgets as widgets
+import numpy as np
+from matplotlib.figure import Figure
+
+from torchcourse.parallel.ring import chunk_bounds, schedule
+from torchcourse.widgets import Explorer, figure_and_axes
+
+
+@dataclass(frozen=True)
+class RingFrame:
+    ranks: int
+    step: int                         # 0: before any message; 2(N-1): done
+    phase: str
+    counts: tuple[tuple[int, ...], ...]   # counts[rank][chunk]: how many ranks' values that chunk holds summed
+    messages: tuple[tuple[int, int, int], ...]  # (src, dst, chunk) sent in this step
+    link_bytes: tuple[int, ...]       # bytes sent so far on link r -> r+1
+    message: str
+
+
+def ring_frame(ranks: int = 4, step: int = 0, numel: int = 1024, itemsize: int = 4) -> RingFrame:
+    n = ranks
+    if n < 2:
+        return RingFrame(n, 0, "done", ((1,),) * max(n, 1), (), (0,) * max(n, 1),
+                         "With one rank there is nothing to send: the tensor is already the sum.")
+    total = 2 * (n - 1)
+    step = max(0, min(step, total))
+    owners = [[{r} for _ in range(n)] for r in range(n)]   # which ranks' values each chunk holds
+    bounds = chunk_bounds(numel, n)
+    link = [0] * n
+    sched = schedule(n)
+    msgs: tuple = ()
+    for s in range(step):
+        phase = "reduce-scatter" if s < n - 1 else "all-gather"
+        local = s if s < n - 1 else s - (n - 1)
+        now = [(src, dst, c) for ph, st, src, dst, c in sched if ph == phase and st == local]
+        sent = [set(owners[src][c]) for src, _, c in now]
+        for (src, dst, c), data in zip(now, sent):
+            owners[dst][c] = owners[dst][c] | data if phase == "reduce-scatter" else set(data)
+            link[src] += (bounds[c][1] - bounds[c][0]) * itemsize
+        msgs = tuple(now)
+    counts = tuple(tuple(len(o) for o in row) for row in owners)
+    if step == 0:
+        phase, text = "start", f"Each of {n} ranks holds its own tensor, cut into {n} chunks."
+    elif step <= n - 1:
+        phase = "reduce-scatter"
+        text = f"Reduce-scatter step {step} of {n - 1}: each rank adds the chunk it received into its own."
+    else:
+        phase = "all-gather"
+        text = f"All-gather step {step - n + 1} of {n - 1}: finished chunks are copied around the ring."
+    per_rank = 2 * (n - 1) * numel * itemsize / n
+    text += f" Bytes per link so far: {max(link)} (of {per_rank:.0f} = 2(N-1)/N of {numel * itemsize} bytes)."
+    return RingFrame(n, step, phase, counts, msgs, tuple(link), text)
+
+
+def draw_ring(frame: RingFrame, ax=None) -> Figure:
+    fig, ax = figure_and_axes(ax, figsize=(6.0, 3.2))
+    grid = np.array(frame.counts, dtype=float) / frame.ranks
+    ax.imshow(grid, cmap="Blues", vmin=0, vmax=1.15, aspect="auto")
+    for r, row in enumerate(frame.counts):
+        for c, k in enumerate(row):
+            ax.text(c, r, f"{k}/{frame.ranks}", ha="center", va="center", fontsize=8,
+                    color="white" if k == frame.ranks else "black")
+    for src, dst, c in frame.messages:
+        ax.annotate("", xy=(c + 0.25, dst), xytext=(c + 0.25, src),
+                    arrowprops=dict(arrowstyle="->", color="#c44e52", lw=1.2, connectionstyle="arc3,rad=0.3"))
+    ax.set_xticks(range(frame.ranks), [f"chunk {c}" for c in range(frame.ranks)], fontsize=8)
+    ax.set_yticks(range(frame.ranks), [f"rank {r}" for r in range(frame.ranks)], fontsize=8)
+    ax.set_title(f"{frame.phase}, step {frame.step} of {2 * (frame.ranks - 1)}: "
+                 "cells show how many ranks' values are summed", fontsize=9)
+    return fig
+
+
+class RingAnimator(Explorer):
+    def __init__(self, ranks: int = 4, step: int = 0) -> None:
+        controls = {
+            "ranks": widgets.IntSlider(value=ranks, min=2, max=8, description="ranks"),
+            "step": widgets.IntSlider(value=step, min=0, max=14, description="step"),
+        }
+        super().__init__(controls, lambda ranks, step: ring_frame(ranks, step), draw_ring,
+                         title="Ring all-reduce, step by step")
+
+
+def static_ring() -> Figure:
+    """Every step of a 3-rank ring: start, two reduce-scatter steps, two all-gather steps."""
+    fig = Figure(figsize=(15, 3.2))
+    for i, ax in enumerate(fig.subplots(1, 5)):
+        draw_ring(ring_frame(3, i), ax=ax)
+        ax.set_title(["start", "reduce-scatter 1", "reduce-scatter 2", "all-gather 1", "all-gather 2"][i], fontsize=9)
+    return fig

@@ -1,0 +1,108 @@
+"""DDP timeline: bucketed gradient all-reduce overlapping backward, beside DataParallel's device-0 traffic.
+
+Used by ``chapters/03-parallel/03-ddp-for-real.ipynb`` (section 5, "The DDP timeline").
+
+core: ``timeline(buckets, devices)`` → ``Timeline`` (segments for DDP on one rank and for DataParallel, the
+      step times, a sentence)
+renderer: ``draw_timeline(tl)`` → matplotlib Figure
+wrapper: ``DDPTimeline()``
+static stand-in: ``static_timeline()`` (one bucket versus four)
+
+A *model* in arbitrary time units: forward takes 1, backward 2 (spread evenly over the layers, last layer
+first), all-reducing all gradients takes ``comm`` (split evenly over the buckets), and the all-reduces run
+one after another on their own stream. DataParallel copies the model out before the forward pass and sums
+the gradients into device 0 after the backward pass, without overlap.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import ipywidgets as widgets
+from matplotlib.figure import Figure
+
+from torchcourse.widgets import Explorer, figure_and_axes
+
+FORWARD, BACKWARD = 1.0, 2.0
+COLOURS = {"forward": "#4c72b0", "backward": "#55a868", "all-reduce": "#c44e52", "replicate": "#dd8452",
+           "reduce to device 0": "#c44e52", "optimizer": "#8172b3"}
+
+
+@dataclass(frozen=True)
+class Bar:
+    row: str
+    kind: str
+    start: float
+    end: float
+
+
+@dataclass(frozen=True)
+class Timeline:
+    buckets: int
+    devices: int
+    bars: tuple[Bar, ...]
+    ddp_step: float
+    dp_step: float
+    message: str
+
+
+def timeline(buckets: int = 4, devices: int = 4, comm: float = 1.2) -> Timeline:
+    bars = [Bar("DDP compute", "forward", 0.0, FORWARD), Bar("DDP compute", "backward", FORWARD, FORWARD + BACKWARD)]
+    piece, t_comm = BACKWARD / buckets, comm / buckets
+    free = 0.0
+    for b in range(buckets):
+        ready = FORWARD + (b + 1) * piece        # bucket b's gradients are all computed
+        start = max(ready, free)
+        free = start + t_comm
+        bars.append(Bar("DDP all-reduce", "all-reduce", start, free))
+    ddp_end = max(free, FORWARD + BACKWARD)
+    bars.append(Bar("DDP compute", "optimizer", ddp_end, ddp_end + 0.2))
+    copy = comm / 2 * (devices - 1) / max(1, devices - 1)   # one model copy per replica, in parallel links
+    bars += [Bar("DP device 0", "replicate", 0.0, copy),
+             Bar("DP device 0", "forward", copy, copy + FORWARD),
+             Bar("DP device 0", "backward", copy + FORWARD, copy + FORWARD + BACKWARD)]
+    reduce_end = copy + FORWARD + BACKWARD + comm / 2 * (devices - 1)
+    bars += [Bar("DP device 0", "reduce to device 0", copy + FORWARD + BACKWARD, reduce_end),
+             Bar("DP device 0", "optimizer", reduce_end, reduce_end + 0.2)]
+    ddp_step, dp_step = ddp_end + 0.2, reduce_end + 0.2
+    hidden = FORWARD + BACKWARD + comm + 0.2 - ddp_step
+    msg = (f"DDP with {buckets} bucket(s): step {ddp_step:.2f}; {hidden:.2f} of the {comm:.2f} of communication "
+           f"hidden behind backward. DataParallel on {devices} devices: step {dp_step:.2f} (a model, in units "
+           "of one forward pass).")
+    return Timeline(buckets, devices, tuple(bars), ddp_step, dp_step, msg)
+
+
+ROWS = ["DDP compute", "DDP all-reduce", "DP device 0"]
+
+
+def draw_timeline(tl: Timeline, ax=None) -> Figure:
+    fig, ax = figure_and_axes(ax, figsize=(7.0, 2.6))
+    seen = set()
+    for bar in tl.bars:
+        y = ROWS.index(bar.row)
+        label = bar.kind if bar.kind not in seen else None
+        seen.add(bar.kind)
+        ax.barh(y, bar.end - bar.start, left=bar.start, color=COLOURS[bar.kind], edgecolor="white", label=label)
+    ax.set_yticks(range(len(ROWS)), ROWS, fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlabel("time (units of one forward pass; a model)", fontsize=8)
+    ax.set_title(f"{tl.buckets} bucket(s): DDP step {tl.ddp_step:.2f}, DataParallel step {tl.dp_step:.2f}", fontsize=9)
+    ax.legend(fontsize=7, ncol=3, loc="lower right")
+    return fig
+
+
+class DDPTimeline(Explorer):
+    def __init__(self, buckets: int = 4, devices: int = 4) -> None:
+        controls = {
+            "buckets": widgets.IntSlider(value=buckets, min=1, max=8, description="buckets"),
+            "devices": widgets.IntSlider(value=devices, min=2, max=8, description="devices"),
+        }
+        super().__init__(controls, timeline, draw_timeline, title="DDP timeline beside DataParallel")
+
+
+def static_timeline() -> Figure:
+    fig = Figure(figsize=(8, 5))
+    for ax, b in zip(fig.subplots(2, 1), (1, 4)):
+        draw_timeline(timeline(b, 4), ax=ax)
+    fig.subplots_adjust(hspace=0.6)
+    return fig

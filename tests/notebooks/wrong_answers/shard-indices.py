@@ -1,0 +1,30 @@
+_HEAD = "def shard_indices(n, world_size, rank, shuffle, seed, epoch):\n"
+_ORDER = ("    if shuffle:\n        g = torch.Generator(); g.manual_seed(SEEDEXPR)\n"
+          "        order = torch.randperm(n, generator=g).tolist()\n    else:\n        order = list(range(n))\n")
+_RIGHT_ORDER = _ORDER.replace("SEEDEXPR", "seed + epoch")
+WRONG = [
+    # no set_epoch: the same order every epoch
+    _HEAD + _ORDER.replace("SEEDEXPR", "seed") + "    total = -(-n // world_size) * world_size\n"
+    "    while len(order) < total:\n        order += order[: total - len(order)]\n    return order[rank:total:world_size]",
+    # contiguous blocks instead of every world_size-th index
+    _HEAD + _RIGHT_ORDER + "    per = -(-n // world_size)\n    total = per * world_size\n"
+    "    while len(order) < total:\n        order += order[: total - len(order)]\n    return order[rank * per:(rank + 1) * per]",
+    # forgets the padding
+    _HEAD + _RIGHT_ORDER + "    return order[rank::world_size]",
+    # pads only once (too short when n < world_size / 2)
+    _HEAD + _RIGHT_ORDER + "    total = -(-n // world_size) * world_size\n"
+    "    order += order[: total - len(order)]\n    return order[rank:total:world_size]",
+    # floor instead of ceiling: drops the tail (drop_last=True behaviour)
+    _HEAD + _RIGHT_ORDER + "    total = (n // world_size) * world_size\n    return order[rank:total:world_size]",
+    # pads with zeros
+    _HEAD + _RIGHT_ORDER + "    total = -(-n // world_size) * world_size\n"
+    "    order += [0] * (total - len(order))\n    return order[rank:total:world_size]",
+    # shuffles with Python's random module
+    _HEAD + "    import random\n    order = list(range(n))\n    if shuffle:\n        random.Random(seed + epoch).shuffle(order)\n"
+    "    total = -(-n // world_size) * world_size\n    while len(order) < total:\n        order += order[: total - len(order)]\n"
+    "    return order[rank:total:world_size]",
+]
+RIGHT = [
+    _HEAD + "    s = DistributedSampler(range(n), num_replicas=world_size, rank=rank, shuffle=shuffle, seed=seed)\n"
+    "    s.set_epoch(epoch)\n    return list(s)",
+]

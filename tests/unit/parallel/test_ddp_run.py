@@ -1,0 +1,74 @@
+"""The chapter's real distributed run: two processes over gloo, bounded in time, always reaped."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+import pytest
+
+from torchcourse.parallel.launch import launch, loopback_works, run_streamed, torchrun_command
+
+pytestmark = pytest.mark.skipif(bool(loopback_works()), reason="no TCP over loopback on this machine")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:  # a zombie is dead for our purposes
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return True
+
+
+def test_two_process_ddp_matches_single_process_training():
+    result = launch("torchcourse.parallel.ddp_train", nproc=2, args=["--skip-timing", "--fsdp"], timeout=150,
+                    echo=False)
+    text = "\n".join(result.lines)
+    assert result.ok, text[-3000:]
+    assert "RANK=0" in text and "RANK=1" in text and "WORLD_SIZE=2" in text
+    assert "largest difference between ranks' parameters: 0.0e+00" in text
+    line = next(ln for ln in result.lines if "one process on the full batch" in ln)
+    assert float(line.rsplit(" ", 1)[1]) < 1e-12, line
+    assert sum("hand-built ring all-reduce vs dist.all_reduce: max difference 0.0e+00" in ln
+               for ln in result.lines) == 2
+    before_after = [ln for ln in result.lines if ln.startswith("[rank 1] weights before DDP")]
+    rank0_weights = text.split("[rank 0] weights before DDP ")[1]
+    assert before_after and before_after[0].split("after DDP(model) ")[1] in rank0_weights
+    assert sum("fully_shard: this rank stores 338 of the model's 676" in ln for ln in result.lines) == 2
+
+
+def test_torchrun_command_uses_a_free_port_on_loopback():
+    cmd = torchrun_command("m", 3, ["--x"])
+    assert cmd[cmd.index("--rdzv-endpoint") + 1] == "127.0.0.1:0"
+    assert cmd[-3:] == ["-m", "m", "--x"]
+    assert cmd[cmd.index("--nproc-per-node") + 1] == "3"
+
+
+def test_a_run_past_its_timeout_is_killed_with_its_children(tmp_path):
+    pidfile = tmp_path / "child.pid"
+    script = ("import subprocess, sys, time\n"
+              "p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)'])\n"
+              f"open({str(pidfile)!r}, 'w').write(str(p.pid))\n"
+              "print('started', flush=True)\n"
+              "time.sleep(120)\n")
+    start = time.monotonic()
+    result = run_streamed([sys.executable, "-c", script], timeout=3.0, echo=False)
+    assert time.monotonic() - start < 20
+    assert not result.ok and "stopped after" in result.reason
+    assert result.lines == ["started"]
+    child = int(pidfile.read_text())
+    deadline = time.monotonic() + 5
+    while _alive(child) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _alive(child), "the grandchild outlived the launch"
+
+
+def test_a_failing_run_reports_instead_of_raising(capsys):
+    result = launch("torchcourse.parallel.no_such_module", nproc=1, timeout=60)
+    assert not result.ok and result.returncode not in (0, None)
+    assert "did not complete" in capsys.readouterr().out
