@@ -1,0 +1,469 @@
+"""Graph explorer: the graph PyTorch really recorded, and backward run through it one node at a time.
+
+Used in notebook 2.1 (``solutions/02-autograd/01-graph-and-backward.ipynb``), section 2
+"The graph, drawn as it is built" and section 3 "Backward, one node at a time".
+
+core: ``record(expression, x, y, step)`` -> ``GraphState``: the expression is evaluated with real
+      PyTorch on two scalar leaves; the graph is walked from ``out.grad_fn`` through
+      ``next_functions`` down to the ``AccumulateGrad`` leaves (never re-derived from the text);
+      a real ``backward`` runs with a hook on every node, so the steps are the order in which
+      PyTorch's engine ran the nodes and the gradients each one received and sent.
+      ``trace(out, leaves)`` does the same for any tensor you built yourself.
+renderer: ``draw_graph(state)`` -> matplotlib Figure (layered layout from networkx)
+wrapper: ``GraphExplorer()`` (expression box, x, y, backward step slider)
+static stand-in: ``static_graph_explorer()`` shows one expression at four stages of backward.
+
+Layout: ``networkx.multipartite_layout`` on the nodes' depth (longest path from the output), so a
+node always sits below every node that consumes it. networkx is already in the course's pinned
+stack and is pure Python; Graphviz's ``dot`` would need a system binary and pygraphviz.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import math
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import ipywidgets as widgets
+import networkx as nx
+import numpy as np
+import torch
+from matplotlib.collections import LineCollection, PatchCollection, PolyCollection
+from matplotlib.figure import Figure
+from matplotlib.patches import PathPatch, Rectangle
+from matplotlib.path import Path
+from matplotlib.text import TextPath
+from matplotlib.transforms import Affine2D
+from torch.overrides import TorchFunctionMode
+
+from torchcourse.widgets import Explorer, figure_and_axes
+
+#: Expressions offered by the explorer's box (any other can be typed).
+EXAMPLES = (
+    "x * x",
+    "x * y + x",
+    "(x + y) * (x - y)",
+    "tanh(x * y) + x ** 2",
+    "exp(x) * sin(y) + x / y",
+    "3 * x ** 4",
+)
+#: Functions an expression may call, by name.
+FUNCTIONS = {name: getattr(torch, name) for name in ("sin", "cos", "exp", "log", "tanh", "sigmoid", "sqrt", "relu")}
+#: The explorer refuses larger graphs (the drawing would be unreadable, and typing must stay fast).
+MAX_NODES = 40
+
+
+@dataclass(frozen=True)
+class GNode:
+    """One node of the recorded graph: a ``grad_fn`` (``MulBackward0``) or a leaf's ``AccumulateGrad``."""
+
+    id: int
+    name: str  # type(grad_fn).__name__
+    leaf: str | None  # the leaf's name for an AccumulateGrad node ("x", "y"), else None
+    value: str  # the forward value this node produced (its output), as text; "" if unknown
+    depth: int  # longest path from the output node (0)
+
+
+@dataclass(frozen=True)
+class GEdge:
+    """``src.next_functions[slot]`` is ``dst``: during backward, src sends a gradient to dst."""
+
+    src: int
+    dst: int
+    slot: int
+
+
+@dataclass(frozen=True)
+class Step:
+    """One node run by the backward engine: the gradient it received, and what it sent per edge."""
+
+    node: int
+    received: str
+    sent: tuple[tuple[int, str], ...]  # (edge index, gradient) for each edge the node sends along
+
+
+@dataclass(frozen=True)
+class GraphState:
+    expression: str
+    nodes: tuple[GNode, ...]
+    edges: tuple[GEdge, ...]
+    steps: tuple[Step, ...]  # in the order PyTorch ran them
+    step: int  # how many steps the drawing shows as done (0: before backward)
+    grads: dict  # leaf name -> its gradient after the full backward, as text
+    positions: dict  # node id -> (x, y)
+    message: str
+
+    @property
+    def ok(self) -> bool:
+        return bool(self.nodes)
+
+
+def fmt(t: torch.Tensor | None) -> str:
+    """A tensor as short text: its value when small, otherwise its shape."""
+    if t is None:
+        return ""
+    t = t.detach()
+    if t.numel() == 1:
+        return f"{float(t.reshape(())):.4g}"
+    if t.numel() <= 4:
+        return "[" + ", ".join(f"{float(v):.3g}" for v in t.reshape(-1)) + "]"
+    return "shape " + "x".join(map(str, t.shape))
+
+
+class _Recorder(TorchFunctionMode):
+    """Remembers each operation's output, keyed by the output's ``grad_fn``, while a line runs."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.values: dict = {}
+        self._keep: list = []
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        if isinstance(out, torch.Tensor) and out.grad_fn is not None:
+            self.values[out.grad_fn] = fmt(out)
+            self._keep.append(out.grad_fn)  # keep node objects alive so the keys stay unique
+        return out
+
+
+@contextmanager
+def recording() -> Iterator[dict]:
+    """``with recording() as values: out = ...``: afterwards ``trace(out, ..., values=values)`` shows forward values."""
+    rec = _Recorder()
+    with rec:
+        yield rec.values
+
+
+def walk(out: torch.Tensor) -> tuple[list, list[GEdge]]:
+    """The recorded graph below ``out``: its nodes (grad_fn objects, output first) and edges.
+
+    Follows ``grad_fn.next_functions`` exactly as the backward engine does; ``None`` entries (inputs
+    that need no gradient) are skipped. A node used twice appears once, with two edges into it.
+    """
+    if out.grad_fn is None:
+        return [], []
+    order, index, edges = [out.grad_fn], {out.grad_fn: 0}, []
+    i = 0
+    while i < len(order):
+        fn = order[i]
+        for slot, (nxt, _) in enumerate(fn.next_functions):
+            if nxt is None:
+                continue
+            if nxt not in index:
+                index[nxt] = len(order)
+                order.append(nxt)
+            edges.append(GEdge(index[fn], index[nxt], slot))
+        i += 1
+    return order, edges
+
+
+def _depths(n: int, edges: list[GEdge]) -> list[int]:
+    g = nx.DiGraph()
+    g.add_nodes_from(range(n))
+    g.add_edges_from((e.src, e.dst) for e in edges)
+    depth = [0] * n
+    for v in nx.topological_sort(g):
+        for w in g.successors(v):
+            depth[w] = max(depth[w], depth[v] + 1)
+    return depth
+
+
+def layout(nodes: tuple[GNode, ...]) -> dict:
+    """Positions from ``networkx.multipartite_layout``: one row per depth, the output on top."""
+    g = nx.Graph()
+    for node in nodes:
+        g.add_node(node.id, layer=node.depth)
+    pos = nx.multipartite_layout(g, subset_key="layer", align="horizontal", scale=1.0)
+    return {k: (float(v[0]), float(-v[1])) for k, v in pos.items()}
+
+
+def trace(out: torch.Tensor, leaves: dict[str, torch.Tensor], *, step: int | None = None,
+          values: dict | None = None, expression: str = "") -> GraphState:
+    """Walk ``out``'s graph and run a real backward through it with a hook on every node.
+
+    ``leaves`` names the leaf tensors ({"x": x}); ``values`` maps grad_fn -> forward value text (from
+    ``recording()``). The leaves' ``.grad`` is put back as it was afterwards, and the graph is kept
+    (``retain_graph=True``), so tracing has no effect on your own tensors.
+    """
+    values = values or {}
+    fns, edges = walk(out)
+    if not fns:
+        return GraphState(expression, (), (), (), 0, {}, {}, "This result has no grad_fn: no input requires grad, "
+                          "so PyTorch recorded nothing.")
+    if len(fns) > MAX_NODES:
+        return GraphState(expression, (), (), (), 0, {}, {}, f"The graph has {len(fns)} nodes; the explorer "
+                          f"draws at most {MAX_NODES}.")
+    depth = _depths(len(fns), edges)
+    names = {id(t): k for k, t in leaves.items()}
+    nodes = []
+    for i, fn in enumerate(fns):
+        var = getattr(fn, "variable", None)
+        leaf = names.get(id(var), "leaf") if var is not None else None
+        value = fmt(var) if var is not None else values.get(fn, "")
+        nodes.append(GNode(i, type(fn).__name__, leaf, value, depth[i]))
+    index = {fn: i for i, fn in enumerate(fns)}
+    out_edges: dict[int, list[int]] = {}
+    for k, e in enumerate(edges):
+        out_edges.setdefault(e.src, []).append(k)
+    steps: list[Step] = []
+
+    def hook_for(i: int):
+        def hook(grad_inputs, grad_outputs):
+            sent = []
+            for k in out_edges.get(i, []):
+                g = grad_inputs[edges[k].slot]
+                sent.append((k, fmt(g)))
+            steps.append(Step(i, fmt(grad_outputs[0]), tuple(sent)))
+        return hook
+
+    handles = [fn.register_hook(hook_for(index[fn])) for fn in fns]
+    saved = {k: t.grad for k, t in leaves.items()}
+    for t in leaves.values():
+        t.grad = None
+    try:
+        out.backward(torch.ones_like(out), retain_graph=True)
+        grads = {k: fmt(t.grad) for k, t in leaves.items()}
+    finally:
+        for h in handles:
+            h.remove()
+        for k, t in leaves.items():
+            t.grad = saved[k]
+    nodes_t = tuple(nodes)
+    n_steps = len(steps)
+    step = n_steps if step is None else max(0, min(int(step), n_steps))
+    return GraphState(expression, nodes_t, tuple(edges), tuple(steps), step, grads, layout(nodes_t),
+                      _message(nodes_t, edges, steps, step, grads))
+
+
+def _message(nodes, edges, steps, step, grads) -> str:
+    n_leaf = sum(1 for n in nodes if n.leaf)
+    head = f"{len(nodes)} nodes ({n_leaf} AccumulateGrad), {len(edges)} edges. "
+    if step == 0:
+        return head + "Before backward: move the step slider to run the engine one node at a time."
+    s = steps[step - 1]
+    node = nodes[s.node]
+    text = head + f"Step {step}/{len(steps)}: {node.name} received {s.received}"
+    if node.leaf:
+        text += f" and accumulated it into {node.leaf}.grad."
+    else:
+        text += ", and sent " + (", ".join(g for _, g in s.sent) or "nothing") + " on."
+    if step == len(steps):
+        text += " Done: " + ", ".join(f"{k}.grad = {v}" for k, v in grads.items()) + "."
+    return text
+
+
+def arrivals(state: GraphState) -> dict[int, list[str]]:
+    """For each node, the gradients that have arrived along its incoming edges after ``state.step`` steps."""
+    got: dict[int, list[str]] = {n.id: [] for n in state.nodes}
+    for s in state.steps[: state.step]:
+        for k, g in s.sent:
+            got[state.edges[k].dst].append(g)
+    return got
+
+
+def _check_expression(text: str) -> ast.Expression:
+    tree = ast.parse(text, mode="eval")
+    allowed = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Call, ast.Name, ast.Load, ast.Constant,
+               ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow, ast.USub, ast.UAdd)
+    for node in ast.walk(tree):
+        if not isinstance(node, allowed):
+            raise ValueError(f"{type(node).__name__} is not allowed")
+        if isinstance(node, ast.Name) and node.id not in ("x", "y", *FUNCTIONS):
+            raise ValueError(f"unknown name {node.id!r}")
+        if isinstance(node, ast.Constant) and type(node.value) not in (int, float):
+            raise ValueError("only numbers may appear as constants")
+        if isinstance(node, ast.Call) and (node.keywords or not isinstance(node.func, ast.Name)
+                                           or node.func.id not in FUNCTIONS):
+            raise ValueError("call only " + ", ".join(FUNCTIONS))
+    return tree
+
+
+def record(expression: str, x: float = 2.0, y: float = 3.0, step: int | None = None) -> GraphState:
+    """The explorer's core: evaluate ``expression`` in float64 scalars x and y, then ``trace`` it."""
+    try:
+        tree = _check_expression(expression)
+    except (SyntaxError, ValueError) as exc:
+        return GraphState(expression, (), (), (), 0, {}, {},
+                          f"Could not read {expression!r}: {exc}. Write an expression in x and y, such as x * y + x.")
+    xt = torch.tensor(float(x), dtype=torch.float64, requires_grad=True)
+    yt = torch.tensor(float(y), dtype=torch.float64, requires_grad=True)
+    code = compile(tree, "<expression>", "eval")
+    with recording() as values:
+        out = eval(code, {"__builtins__": {}}, {"x": xt, "y": yt, **FUNCTIONS})  # names checked above
+    if not isinstance(out, torch.Tensor):
+        return GraphState(expression, (), (), (), 0, {}, {}, "The expression does not use x or y.")
+    used = {k: t for k, t in (("x", xt), ("y", yt)) if any(getattr(f, "variable", None) is t for f in walk(out)[0])}
+    state = trace(out, used, step=step, values=values, expression=expression)
+    if state.ok and not math.isfinite(float(out.detach())):
+        return GraphState(expression, state.nodes, state.edges, state.steps, state.step, state.grads,
+                          state.positions, f"The value is {float(out.detach())} at x={x}, y={y}. " + state.message)
+    return state
+
+
+# --------------------------------------------------------------------------- renderer
+
+_DONE, _NOW, _PART, _TODO, _LEAF = "#b7e4c7", "#f4a261", "#ffe8a3", "#e9ecef", "#a9c7ee"
+
+
+#: Drawing units: node boxes are _BOX_W x _BOX_H, rows _ROW apart, neighbours at least _COL apart.
+_BOX_W, _BOX_H, _ROW, _COL, _FONT = 3.4, 1.0, 2.2, 3.8, 0.3
+
+
+def _edge_path(p0, p1, rad: float, n: int = 16) -> np.ndarray:
+    """Points along an edge: straight, or bowed sideways by ``rad`` when two edges join the same nodes."""
+    (x0, y0), (x1, y1) = p0, p1
+    t = np.linspace(0.0, 1.0, n)
+    bow = rad * np.sin(np.pi * t)
+    return np.column_stack([x0 + (x1 - x0) * t + bow * (y1 - y0), y0 + (y1 - y0) * t - bow * (x1 - x0)])
+
+
+def _arrowhead(tip, back, size: float = 0.28) -> np.ndarray:
+    d = np.asarray(tip) - np.asarray(back)
+    d = d / (np.hypot(*d) or 1.0)
+    perp = np.array([-d[1], d[0]])
+    base = np.asarray(tip) - d * size
+    return np.array([tip, base + perp * size * 0.4, base - perp * size * 0.4])
+
+
+@functools.lru_cache(maxsize=2048)
+def _text_path(text: str) -> Path:
+    """The outline of one line of text, centred on (0, 0), _FONT units tall; cached, since labels repeat."""
+    path = TextPath((0, 0), text, size=_FONT)
+    box = path.get_extents()
+    return path.transformed(Affine2D().translate(-(box.x0 + box.x1) / 2, -_FONT * 0.35))
+
+
+def _text_at(lines: list[str], x: float, y: float, paths: list[Path]) -> None:
+    for i, line in enumerate(lines):
+        dy = ((len(lines) - 1) / 2 - i) * _FONT * 1.25
+        paths.append(_text_path(line).transformed(Affine2D().translate(x, y + dy)))
+
+
+def _scaled(state: GraphState) -> dict[int, tuple[float, float]]:
+    """networkx's positions stretched to drawing units: rows _ROW apart, row neighbours >= _COL apart."""
+    pos = state.positions
+    rows: dict[int, list[float]] = {}
+    for n in state.nodes:
+        rows.setdefault(n.depth, []).append(pos[n.id][0])
+    gaps = [b - a for xs in rows.values() for a, b in zip(sorted(xs), sorted(xs)[1:]) if b > a]
+    sx = _COL / min(gaps) if gaps else 1.0
+    return {n.id: (pos[n.id][0] * sx, -n.depth * _ROW) for n in state.nodes}
+
+
+def _short(parts: list[str], limit: int = 2) -> str:
+    return " + ".join(parts) if len(parts) <= limit else " + ".join(parts[:limit]) + " + ..."
+
+
+def draw_graph(state: GraphState, ax=None) -> Figure:
+    """Nodes as labelled boxes (name, forward value, gradients arrived), edges as arrows from consumer to input.
+
+    Drawn as a few collections (all edges, all arrowheads, all boxes, all node text as one outline),
+    so a 30-node graph redraws within the explorer's budget.
+    """
+    fig, ax = figure_and_axes(ax, figsize=(8, 5.6))
+    ax.set_xticks([])
+    ax.set_yticks([])
+    ax.axis("off")
+    if not state.ok:
+        ax.text(0.5, 0.5, state.message, ha="center", va="center", wrap=True, transform=ax.transAxes)
+        return fig
+    got = arrivals(state)
+    done = {s.node for s in state.steps[: state.step]}
+    now = state.steps[state.step - 1].node if state.step else None
+    indeg: dict[int, int] = {}
+    for e in state.edges:
+        indeg[e.dst] = indeg.get(e.dst, 0) + 1
+    sent_before = {k for s in state.steps[: state.step] for k, _ in s.sent}
+    sent_now = dict(state.steps[state.step - 1].sent) if state.step else {}
+    pos = _scaled(state)
+    seen_pairs: dict[tuple[int, int], int] = {}
+    lines, colours, heads, texts = [], [], [], []
+    for k, e in enumerate(state.edges):
+        n_before = seen_pairs.get((e.src, e.dst), 0)
+        seen_pairs[(e.src, e.dst)] = n_before + 1
+        rad = 0.0 if n_before == 0 else 0.3 * (1 if n_before % 2 else -1)
+        path = _edge_path(pos[e.src], pos[e.dst], rad)
+        # Keep the part of the edge between the two boxes, so both ends stay visible.
+        outside = np.ones(len(path), dtype=bool)
+        for end in (e.src, e.dst):
+            cx, cy = pos[end]
+            outside &= ~((np.abs(path[:, 0] - cx) < _BOX_W / 2) & (np.abs(path[:, 1] - cy) < _BOX_H / 2 + 0.05))
+        keep = path[outside] if outside.sum() >= 2 else path
+        colour = "#2a9d8f" if k in sent_before else "#999999"
+        lines.append(keep)
+        colours.append(colour)
+        heads.append(_arrowhead(keep[-1], keep[-2]))
+        if k in sent_now:  # label only what the current step sent; the boxes show what arrived earlier
+            mid = keep[len(keep) // 2]
+            ax.text(mid[0], mid[1], sent_now[k], fontsize=7, color="#1d6f65", ha="center", va="center",
+                    bbox={"fc": "white", "ec": "none", "pad": 0.3})
+    ax.add_collection(LineCollection(lines, colors=colours, linewidths=1.0))
+    ax.add_collection(PolyCollection(heads, facecolors=colours, edgecolors="none"))
+    boxes, faces, widths = [], [], []
+    for node in state.nodes:
+        if node.id == now:
+            face = _NOW
+        elif node.id in done:
+            face = _DONE
+        elif got[node.id]:
+            face = _PART
+        else:
+            face = _LEAF if node.leaf else _TODO
+        x, y = pos[node.id]
+        boxes.append(Rectangle((x - _BOX_W / 2, y - _BOX_H / 2), _BOX_W, _BOX_H))
+        faces.append(face)
+        widths.append(2.2 if node.id == now else 0.8)
+        label = [f"{node.leaf}: AccumulateGrad" if node.leaf else node.name]
+        if node.value:
+            label.append(f"value {node.value}")
+        if got[node.id]:
+            label.append(f"grad {_short(got[node.id])} ({len(got[node.id])}/{indeg.get(node.id, 0)})")
+        _text_at(label, x, y, texts)
+    ax.add_collection(PatchCollection(boxes, facecolors=faces, edgecolors="#333333", linewidths=widths, zorder=0.5))
+    # add_artist, not add_patch: the limits are set by hand, and fitting them to glyph curves is slow
+    ax.add_artist(PathPatch(Path.make_compound_path(*texts), fc="black", lw=0, zorder=3))
+    xs = [p[0] for p in pos.values()]
+    ys = [p[1] for p in pos.values()]
+    ax.set_xlim(min(xs) - _BOX_W * 0.6, max(xs) + _BOX_W * 0.6)
+    ax.set_ylim(min(ys) - _BOX_H, max(ys) + _BOX_H)
+    ax.set_aspect("equal")
+    title = f"out = {state.expression}" if state.expression else "recorded graph"
+    ax.text(0.5, 1.0, f"{title}   (backward step {state.step}/{len(state.steps)})", fontsize=9, ha="center",
+            va="bottom", transform=ax.transAxes)
+    return fig
+
+
+# --------------------------------------------------------------------------- wrapper and stand-in
+
+class GraphExplorer(Explorer):
+    """Type an expression in x and y; see the graph PyTorch recorded and step through backward."""
+
+    def __init__(self, expression: str = "x * y + x", x: float = 2.0, y: float = 3.0, step: int = 0) -> None:
+        controls = {
+            "expression": widgets.Combobox(value=expression, options=list(EXAMPLES), ensure_option=False,
+                                           description="out =", continuous_update=False),
+            "x": widgets.FloatText(value=x, description="x", layout=widgets.Layout(width="150px")),
+            "y": widgets.FloatText(value=y, description="y", layout=widgets.Layout(width="150px")),
+            "step": widgets.IntSlider(value=step, min=0, max=MAX_NODES * 2, description="backward step"),
+        }
+        super().__init__(controls, record, draw_graph, title="Graph explorer")
+
+    def update(self) -> None:
+        super().update()
+        slider = self.controls["step"]
+        n = len(self.state.steps)
+        if slider.max != n:
+            slider.max = n  # clamping the value re-runs update with a valid step
+
+
+def static_graph_explorer() -> Figure:
+    """``x * y + x`` before backward, after two steps, after three, and done: the explorer's stand-in."""
+    fig = Figure(figsize=(13, 9))
+    axes = fig.subplots(2, 2)
+    for ax, step in zip(axes.flat, (0, 2, 3, None)):
+        draw_graph(record("x * y + x", 2.0, 3.0, step=step), ax=ax)
+    fig.tight_layout()
+    return fig
