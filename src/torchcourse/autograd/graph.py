@@ -281,6 +281,18 @@ def _check_expression(text: str) -> ast.Expression:
     return tree
 
 
+class _Constants(ast.NodeTransformer):
+    """Turns every number into a float64 tensor, so ``sin(2.0)`` works and ``9**9**9`` is fast (inf)."""
+
+    def __init__(self) -> None:
+        self.tensors: dict[str, torch.Tensor] = {}
+
+    def visit_Constant(self, node: ast.Constant) -> ast.Name:
+        name = f"_c{len(self.tensors)}"
+        self.tensors[name] = torch.tensor(float(node.value), dtype=torch.float64)
+        return ast.copy_location(ast.Name(id=name, ctx=ast.Load()), node)
+
+
 def record(expression: str, x: float = 2.0, y: float = 3.0, step: int | None = None) -> GraphState:
     """The explorer's core: evaluate ``expression`` in float64 scalars x and y, then ``trace`` it."""
     try:
@@ -290,9 +302,14 @@ def record(expression: str, x: float = 2.0, y: float = 3.0, step: int | None = N
                           f"Could not read {expression!r}: {exc}. Write an expression in x and y, such as x * y + x.")
     xt = torch.tensor(float(x), dtype=torch.float64, requires_grad=True)
     yt = torch.tensor(float(y), dtype=torch.float64, requires_grad=True)
-    code = compile(tree, "<expression>", "eval")
-    with recording() as values:
-        out = eval(code, {"__builtins__": {}}, {"x": xt, "y": yt, **FUNCTIONS})  # names checked above
+    constants = _Constants()
+    code = compile(ast.fix_missing_locations(constants.visit(tree)), "<expression>", "eval")
+    names = {"x": xt, "y": yt, **FUNCTIONS, **constants.tensors}
+    try:
+        with recording() as values:
+            out = eval(code, {"__builtins__": {}}, names)  # only the names checked above
+    except (RuntimeError, TypeError, ValueError, ZeroDivisionError) as exc:
+        return GraphState(expression, (), (), (), 0, {}, {}, f"PyTorch could not evaluate {expression!r}: {exc}")
     if not isinstance(out, torch.Tensor):
         return GraphState(expression, (), (), (), 0, {}, {}, "The expression does not use x or y.")
     used = {k: t for k, t in (("x", xt), ("y", yt)) if any(getattr(f, "variable", None) is t for f in walk(out)[0])}
