@@ -71,7 +71,7 @@ _BIT_COLOURS = {"sign": "#c44e52", "int": "#4c72b0", "frac": "#55a868"}
 
 
 def draw_fixed(view: FixedView, axes=None) -> Figure:
-    """Left: the 16 bits, coloured by role. Right: NFU-3's sigmoid in this format against the true one."""
+    """Left: the 16 bits (dark = 1), coloured by role. Right: NFU-3's sigmoid in this format against the true one."""
     if axes is None:
         fig = Figure(figsize=(9.0, 3.0))
         axes = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1.3, 1]})
@@ -79,25 +79,27 @@ def draw_fixed(view: FixedView, axes=None) -> Figure:
     ax = axes[0]
     for pos, bit in enumerate(view.bits):
         role = "sign" if pos == 0 else ("int" if pos <= view.int_bits else "frac")
-        ax.add_patch(Rectangle((pos, 0), 0.92, 0.92, fc=_BIT_COLOURS[role], alpha=0.35, ec="black", lw=0.5))
-        ax.text(pos + 0.46, 0.46, bit, ha="center", va="center", fontsize=9)
+        ax.add_patch(Rectangle((pos, 0), 0.92, 0.92, fc=_BIT_COLOURS[role], alpha=0.9 if bit == "1" else 0.15,
+                               ec="black", lw=0.5))
+    groups = [view.bits[0], view.bits[1:1 + view.int_bits], view.bits[1 + view.int_bits:]]
     ax.set_xlim(-0.2, TOTAL_BITS + 0.2)
-    ax.set_ylim(-0.9, 1.4)
+    ax.set_ylim(-1.4, 1.4)
     ax.axis("off")
-    ax.text(0, -0.5, f"{view.value:g} -> {view.represented:.6g} (error {view.error:+.2g})"
+    ax.text(0, -0.35, "bits: " + " | ".join(g for g in groups if g) + "   (dark = 1)", fontsize=8, family="monospace")
+    ax.text(0, -1.0, f"{view.value:g} -> {view.represented:.6g} (error {view.error:+.2g})"
             + ("  SATURATED" if view.overflow else ""), fontsize=8)
     ax.set_title(f"Q{view.int_bits}.{view.frac_bits}: sign (red), integer (blue), fraction (green)", fontsize=8)
     ax2 = axes[1]
-    ax2.plot(view.sigmoid_x, 1 / (1 + np.exp(-view.sigmoid_x)), color="black", lw=1, label="sigmoid")
+    true = 1 / (1 + np.exp(-view.sigmoid_x))
+    ax2.plot(view.sigmoid_x, true, color="black", lw=1, label="sigmoid")
     if not np.isnan(view.sigmoid_pwl).all():
         ax2.plot(view.sigmoid_x, view.sigmoid_pwl, color="#c44e52", lw=1, ls="--", label="NFU-3, 16 segments")
-        ax2.set_title(f"max error {np.nanmax(np.abs(view.sigmoid_pwl - 1 / (1 + np.exp(-view.sigmoid_x)))):.3g}",
-                      fontsize=8)
+        ax2.set_title(f"sigmoid (black), NFU-3 in this format (red): max error "
+                      f"{np.nanmax(np.abs(view.sigmoid_pwl - true)):.3g}", fontsize=8)
     else:
         ax2.set_title("knots at +-8 do not fit this format", fontsize=8)
-    ax2.legend(fontsize=7, loc="upper left")
-    ax2.set_xticks([-10, -5, 0, 5, 10])
-    ax2.set_yticks([0, 0.5, 1])
+    ax2.set_xticks([-10, 0, 10])
+    ax2.set_yticks([0, 1])
     ax2.tick_params(labelsize=7)
     return fig
 

@@ -93,7 +93,7 @@ def test_renderer_and_standin_draw_figures():
     assert isinstance(fig, Figure)
     ax = fig.axes[0]
     assert len(ax.images) == 1 and "stream cycle 3/" in ax.get_title()
-    assert len(ax.texts) == int(systolic.systolic_frame(3, 3, 3, 3, 3, 2).busy.sum())
+    assert len(ax.texts) == int(systolic.systolic_frame(3, 3, 3, 3, 3, 2).busy.sum()) + 1   # values, caption
     strip = systolic.static_systolic_strip()
     assert len(strip.axes) == 6
 
