@@ -1,5 +1,8 @@
 """Broadcasting explorer: two shapes in, the broadcast drawn right-aligned with stride-0 stretching.
 
+Used in notebook 1.5 (``01-tensors/05-broadcasting``), section 1.3, "The broadcasting explorer";
+``allocations`` in section 1.4, "Broadcasting copies nothing".
+
 core: ``broadcast(a, b)`` → ``BroadcastState`` (pure data: aligned sizes, result shape,
       the strides each operand is read with, the failing dimension and a sentence);
       ``explore(text_a, text_b)`` does the same from text such as ``"3, 1"`` and ``"4"``.

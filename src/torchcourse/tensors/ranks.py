@@ -1,5 +1,7 @@
 """Rank gallery: tensors of rank 0 to 5 drawn as nested boxes, with the data each holds.
 
+Used in notebook 1.1 (``01-tensors/01-what-is-a-tensor``), section 1, "The rank gallery".
+
 core: ``rank_example(rank)`` → ``RankExample`` (pure data)
 renderer: ``draw_rank(example)`` → matplotlib Figure
 wrapper: ``RankGallery()`` (an ipywidgets slider over ranks 0-5)
