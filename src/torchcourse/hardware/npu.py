@@ -123,6 +123,7 @@ def shidiannao_conv(image: torch.Tensor, kernel: torch.Tensor) -> ReuseCount:
     jj = torch.arange(wo).unsqueeze(0)
     acc = torch.zeros(ho, wo, dtype=torch.float32)
     held = None
+    prev = order[0]
     buffer_reads = neighbour = 0
     for ky, kx in order:
         need = (ii + ky) * w + (jj + kx)                    # flat index of the input each PE needs

@@ -19,7 +19,6 @@ from matplotlib.figure import Figure
 
 from torchcourse.widgets import Explorer, figure_and_axes
 
-
 # --------------------------------------------------------------------------- measuring this machine
 
 @dataclass(frozen=True)
@@ -84,7 +83,8 @@ TPU_V1 = Machine(
 )
 H100_SXM = Machine(
     "NVIDIA H100 SXM",
-    {"float32": 67e12, "bfloat16": 989e12, "int8": 1979e12},   # dense; the datasheet's larger figures assume 2:4 sparsity
+    # dense figures; the datasheet's larger tensor-core figures assume 2:4 sparsity
+    {"float32": 67e12, "bfloat16": 989e12, "int8": 1979e12},
     3.35e12,                                                    # HBM3
     "NVIDIA H100 Tensor Core GPU datasheet (SXM column; dense = half the 'with sparsity' figure)",
 )
@@ -214,7 +214,7 @@ def static_roofline(cpu: Machine | None = None) -> Figure:
     for ax, dtype in zip(axes, ["float32", "int8"]):
         state = roofline_point(OPERATIONS[0], 512, dtype, cpu)
         draw_roofline(state, ax=ax)
-        for marker, op in zip(["s", "^", "D"], OPERATIONS):
+        for op in OPERATIONS:
             s = roofline_point(op, 512 if op != OPERATIONS[2] else 56, dtype, cpu)
             ax.axvline(s.intensity, color="grey", ls=":", lw=1)
             ax.text(s.intensity, ax.get_ylim()[0] * 3, op.split()[0], rotation=90, fontsize=7)

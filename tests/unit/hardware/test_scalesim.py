@@ -70,13 +70,16 @@ InterfaceBandwidth: USER
 UseRamulatorTrace: False
 """
 
-LAYOUT = ("Layer name, IFMAP Height Intraline Factor, IFMAP Width Intraline Factor, Filter Height Intraline Factor, "
-          "Filter Width Intraline Factor, Channel Intraline Factor, Num Filter Intraline Factor, IFMAP Height Intraline "
-          "Order, IFMAP Width Intraline Order, Channel Intraline Order, IFMAP Height Interline Order, IFMAP Width "
-          "Interline Order, Channel Interline Order, Filter Height Intraline Order, Filter Width Intraline Order, "
-          "Filter Channel Intraline Order, Num Filter Intraline Order, Filter Height Interline Order, Filter Width "
-          "Interline Order, Filter Channel Interline Order, Num Filter Interline Order,\n"
-          "L0, 1, 1, 1, 1, 1, 1, 0, 1, 2, 0, 1, 2, 0, 1, 2, 3, 0, 1, 2, 3,\n")
+_LAYOUT_COLUMNS = [
+    "Layer name", "IFMAP Height Intraline Factor", "IFMAP Width Intraline Factor", "Filter Height Intraline Factor",
+    "Filter Width Intraline Factor", "Channel Intraline Factor", "Num Filter Intraline Factor",
+    "IFMAP Height Intraline Order", "IFMAP Width Intraline Order", "Channel Intraline Order",
+    "IFMAP Height Interline Order", "IFMAP Width Interline Order", "Channel Interline Order",
+    "Filter Height Intraline Order", "Filter Width Intraline Order", "Filter Channel Intraline Order",
+    "Num Filter Intraline Order", "Filter Height Interline Order", "Filter Width Interline Order",
+    "Filter Channel Interline Order", "Num Filter Interline Order",
+]
+LAYOUT = ", ".join(_LAYOUT_COLUMNS) + ",\nL0, 1, 1, 1, 1, 1, 1, 0, 1, 2, 0, 1, 2, 0, 1, 2, 3, 0, 1, 2, 3,\n"
 
 RUNNER = textwrap.dedent('''
     import contextlib, io, json, os, sys
