@@ -187,7 +187,7 @@ def draw_roofline(state: RooflineState, ax=None) -> Figure:
     ax.set_xlabel("arithmetic intensity (operations per byte)")
     ax.set_ylabel("attainable operations per second")
     ax.set_title(f"{state.operation}, n={state.n}, {state.dtype}", fontsize=9)
-    ax.legend(fontsize=7, loc="lower right")
+    ax.legend(fontsize=7, loc="upper left")
     return fig
 
 
@@ -214,10 +214,10 @@ def static_roofline(cpu: Machine | None = None) -> Figure:
     for ax, dtype in zip(axes, ["float32", "int8"]):
         state = roofline_point(OPERATIONS[0], 512, dtype, cpu)
         draw_roofline(state, ax=ax)
-        for op in OPERATIONS:
+        for op, height in zip(OPERATIONS, [3e8, 3e8, 3e10]):
             s = roofline_point(op, 512 if op != OPERATIONS[2] else 56, dtype, cpu)
             ax.axvline(s.intensity, color="grey", ls=":", lw=1)
-            ax.text(s.intensity, ax.get_ylim()[0] * 3, op.split()[0], rotation=90, fontsize=7)
+            ax.text(s.intensity * 1.15, height, op.split()[0], rotation=90, fontsize=7)
         ax.set_title(f"{dtype}: matmul (n=512), add (n=512), conv2d (56x56)", fontsize=9)
     fig.tight_layout()
     return fig

@@ -263,5 +263,8 @@ def static_systolic_strip(rows: int = 4, cols: int = 4, m: int = 5, cycles=(0, 2
     for ax, c in zip(axes, cycles):
         draw_frame(systolic_frame(rows, cols, m, rows, cols, c), ax=ax)
         ax.set_title(f"cycle {c + 1}", fontsize=9)
-    fig.tight_layout()
+        ax.texts[-1].remove()                       # one caption for the strip, below
+    fig.suptitle("A 4x4 weight-stationary array, M = 5: activations flow right, partial sums flow down; "
+                 "colour: the partial sum passed down; grey: idle", fontsize=9, y=0.02, va="bottom")
+    fig.tight_layout(rect=(0, 0.06, 1, 1))
     return fig
