@@ -70,20 +70,22 @@ def ring_frame(ranks: int = 4, step: int = 0, numel: int = 1024, itemsize: int =
 
 
 def draw_ring(frame: RingFrame, ax=None) -> Figure:
-    fig, ax = figure_and_axes(ax, figsize=(6.0, 3.2))
-    grid = np.array(frame.counts, dtype=float) / frame.ranks
-    ax.imshow(grid, cmap="Blues", vmin=0, vmax=1.15, aspect="auto")
-    for r, row in enumerate(frame.counts):
-        for c, k in enumerate(row):
-            ax.text(c, r, f"{k}/{frame.ranks}", ha="center", va="center", fontsize=8,
-                    color="white" if k == frame.ranks else "black")
-    for src, dst, c in frame.messages:
-        ax.annotate("", xy=(c + 0.25, dst), xytext=(c + 0.25, src),
-                    arrowprops=dict(arrowstyle="->", color="#c44e52", lw=1.2, connectionstyle="arc3,rad=0.3"))
-    ax.set_xticks(range(frame.ranks), [f"chunk {c}" for c in range(frame.ranks)], fontsize=8)
-    ax.set_yticks(range(frame.ranks), [f"rank {r}" for r in range(frame.ranks)], fontsize=8)
-    ax.set_title(f"{frame.phase}, step {frame.step} of {2 * (frame.ranks - 1)}: "
-                 "cells show how many ranks' values are summed", fontsize=9)
+    fig, ax = figure_and_axes(ax, figsize=(5.5, 3.0))
+    n = frame.ranks
+    ax.imshow(np.array(frame.counts, dtype=float) / n, cmap="Blues", vmin=0, vmax=1.15, aspect="auto")
+    if n <= 4:  # the numbers fit; beyond that the shade says the same
+        for r, row in enumerate(frame.counts):
+            for c, k in enumerate(row):
+                ax.text(c, r, f"{k}/{n}", ha="center", va="center", fontsize=8, color="white" if k == n else "black")
+    if frame.messages:
+        ax.scatter([c + 0.3 for _, _, c in frame.messages], [s for s, _, _ in frame.messages], marker="^",
+                   color="#c44e52", s=30, label="sends")
+        ax.scatter([c + 0.3 for _, _, c in frame.messages], [d for _, d, _ in frame.messages], marker="o",
+                   facecolors="none", edgecolors="#c44e52", s=30, label="receives")
+    ax.set_xticks(range(n), [f"chunk {c}" for c in range(n)], fontsize=7)
+    ax.set_yticks(range(n), [f"rank {r}" for r in range(n)], fontsize=7)
+    ax.set_title(f"{frame.phase}, step {frame.step} of {2 * (n - 1)}: shade = ranks summed; "
+                 "red triangle sends, circle receives", fontsize=8)
     return fig
 
 
