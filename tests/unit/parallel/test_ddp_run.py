@@ -72,3 +72,22 @@ def test_a_failing_run_reports_instead_of_raising(capsys):
     result = launch("torchcourse.parallel.no_such_module", nproc=1, timeout=60)
     assert not result.ok and result.returncode not in (0, None)
     assert "did not complete" in capsys.readouterr().out
+
+
+@pytest.mark.grading  # runs with the grader's end-to-end tests: it starts a sandbox worker (about a minute)
+def test_the_run_works_inside_the_graders_sandbox():
+    """The lesson cell that launches torchrun runs in the grader's sandbox too (own uid, no network but
+    loopback, RLIMIT_NPROC, memory and time limits): it must finish there, not just degrade."""
+    sandbox = pytest.importorskip("grader.sandbox")
+    fac = sandbox.facilities()
+    if not fac.full:
+        pytest.skip(f"the sandbox lacks: {fac.missing}")
+    cells = ["from torchcourse.parallel.launch import launch",
+             "r = launch('torchcourse.parallel.ddp_train', nproc=2, args=['--skip-timing'], timeout=150)\n"
+             "print('RUN-OK' if r.ok else 'RUN-FAILED: ' + r.reason)"]
+    with sandbox.SandboxWorker() as worker:
+        result = worker.run(cells, seed=1)
+    assert result.status == "exited", result.to_dict()
+    text = "".join(out.get("text", "") for out in result.cells[1]["outputs"])
+    assert "RUN-OK" in text, text[-3000:]
+    assert "DDP parameters vs one process on the full batch: max difference 0.0e+00" in text
