@@ -26,6 +26,7 @@ wrapper: ``SystolicAnimator``; stand-in: ``static_systolic_strip()``.
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -113,7 +114,7 @@ def _run_tile(x: torch.Tensor, w: torch.Tensor, rows: int, cols: int, pe: PE, re
         a_in = torch.cat([left[t].unsqueeze(1), a[:, :-1]], dim=1)
         p_in = torch.cat([zero_row, p[:-1]], dim=0)
         a, p = pe(a_in, p_in, held)
-        bottom.append(p[-1])
+        bottom.append(p[-1].clone())           # a copy: a view would keep the whole grid alive
         # Columns whose result for some row m leaves the bottom now: j = t - (rows - 1) - m.
         j = t - (rows - 1) - np.arange(m)
         outstanding -= int(((j >= 0) & (j < cols)).sum())
@@ -145,13 +146,40 @@ def systolic_matmul(x: torch.Tensor, w: torch.Tensor, rows: int, cols: int,
     n = w.shape[1]
     y = torch.zeros(m, n, dtype=torch.int32)
     cycles = 0
-    for k0 in range(0, k, rows):
-        for n0 in range(0, n, cols):
-            tile = _run_tile(x[:, k0:k0 + rows], w[k0:k0 + rows, n0:n0 + cols], rows, cols, pe, False)
-            width = min(cols, n - n0)
-            y[:, n0:n0 + width] += tile.output[:, :width]
-            cycles += tile.cycles
+    with _one_thread():
+        for k0 in range(0, k, rows):
+            for n0 in range(0, n, cols):
+                tile = _run_tile(x[:, k0:k0 + rows], w[k0:k0 + rows, n0:n0 + cols], rows, cols, pe, False)
+                width = min(cols, n - n0)
+                y[:, n0:n0 + width] += tile.output[:, :width]
+                cycles += tile.cycles
     return y, cycles
+
+
+@contextlib.contextmanager
+def _one_thread():
+    """Each cycle is a few small tensor operations: threads only add synchronisation, so use one."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+
+
+def measure_throughput(rows: int = 64, cols: int = 64, m: int = 128, repeats: int = 3) -> dict[str, float]:
+    """Simulated MACs and array cycles per second of wall time, best of ``repeats`` one-tile runs."""
+    import time
+
+    g = torch.Generator().manual_seed(0)
+    x = torch.randint(-128, 128, (m, rows), generator=g, dtype=torch.int8)
+    w = torch.randint(-128, 128, (rows, cols), generator=g, dtype=torch.int8)
+    best = float("inf")
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        _, cycles = systolic_matmul(x, w, rows, cols)
+        best = min(best, time.perf_counter() - t0)
+    return {"macs_per_s": m * rows * cols / best, "cycles_per_s": cycles / best, "seconds": best}
 
 
 # --------------------------------------------------------------------------- the animator
@@ -201,7 +229,8 @@ def systolic_frame(rows: int, cols: int, m: int, k: int, n: int, cycle: int) -> 
     if _cache.key != key:
         x, w = _example(m, k)
         _cache.key, _cache.x = key, x
-        _cache.run = _run_tile(x, w[:, :n], rows, cols, pe_step, True)
+        with _one_thread():
+            _cache.run = _run_tile(x, w[:, :n], rows, cols, pe_step, True)
     run = _cache.run
     steps = run.stream_cycles
     t = max(0, min(cycle, steps - 1))

@@ -108,3 +108,9 @@ def test_wrapper_updates_state_when_a_control_changes():
     w.controls["k"].value = 16
     w.controls["n"].value = 16
     assert w.state.busy.shape == (16, 16)
+
+
+def test_throughput_is_measured_in_simulated_macs_per_second():
+    t = systolic.measure_throughput(rows=8, cols=8, m=16, repeats=1)
+    assert t["macs_per_s"] > 0 and t["cycles_per_s"] > 0
+    assert t["cycles_per_s"] * t["seconds"] == pytest.approx(systolic.systolic_cycles(16, 8, 8, 8, 8))
