@@ -326,7 +326,7 @@ _DONE, _NOW, _PART, _TODO, _LEAF = "#b7e4c7", "#f4a261", "#ffe8a3", "#e9ecef", "
 
 
 #: Drawing units: node boxes are _BOX_W x _BOX_H, rows _ROW apart, neighbours at least _COL apart.
-_BOX_W, _BOX_H, _ROW, _COL, _FONT = 3.4, 1.0, 2.2, 3.8, 0.3
+_BOX_W, _BOX_H, _ROW, _COL, _FONT = 3.4, 1.3, 2.4, 3.8, 0.28
 
 
 def _edge_path(p0, p1, rad: float, n: int = 16) -> np.ndarray:

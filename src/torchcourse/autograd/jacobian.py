@@ -103,7 +103,9 @@ def draw_jacobian(state: JacobianState, ax=None) -> Figure:
     ax.imshow(jac.numpy(), cmap="RdBu", vmin=-scale, vmax=scale, extent=(0, n, m, 0), aspect="equal")
     for i in range(m):
         for j in range(n):
-            ax.text(j + 0.5, i + 0.5, f"{state.jacobian[i][j]:.3g}", ha="center", va="center", fontsize=8)
+            dark = abs(state.jacobian[i][j]) > 0.6 * scale  # white on the darkest cells
+            ax.text(j + 0.5, i + 0.5, f"{state.jacobian[i][j]:.3g}", ha="center", va="center", fontsize=8,
+                    color="white" if dark else "black")
         ax.text(n + 0.1, i + 0.5, state.outputs[i], ha="left", va="center", fontsize=8)
         if state.v is not None:
             w = state.v[i]
