@@ -55,9 +55,17 @@ def _collect(args, course: Course) -> int:
         raise SystemExit("--from needs one CHAPTER")
     for chapter in chapters:
         if args.source:
-            ids = collect.from_folder(course, chapter, Path(args.source))
-            for raw, sid in sorted(ids.items()):
+            try:
+                done = collect.from_folder(course, chapter, Path(args.source))
+            except ValueError as exc:
+                print(f"collect: {exc}", file=sys.stderr)
+                return 1
+            for raw, sid in sorted(done.ids.items()):
                 print(f"{chapter}: {raw} -> {sid}")
+            for entry, why in done.refused:
+                print(f"collect: refused {entry}: {why}", file=sys.stderr)
+            if done.refused:
+                print(f"{chapter}: {len(done.refused)} entries refused (listed above)", file=sys.stderr)
         else:
             students = collect.from_exchange(course, chapter)
             print(f"{chapter}: {len(students)} submissions in {course.submitted}")
@@ -71,10 +79,22 @@ def _autograde(args, course: Course) -> int:
     limits = Limits(cell_timeout=args.cell_timeout, budget=args.budget, mem_mb=args.mem_mb)
     worst = 0
     for chapter in _chapters(course, args.chapter, needs_submissions=True):
-        records = autograde(course, chapter, workers=args.workers, scheduler=args.scheduler, limits=limits,
-                            force=args.force, students=args.student or None)
+        try:
+            records = autograde(course, chapter, workers=args.workers, scheduler=args.scheduler, limits=limits,
+                                force=args.force, students=args.student or None)
+        except (RuntimeError, ValueError) as exc:  # e.g. the solution fails its own checks: nobody is graded
+            print(f"autograde: {chapter} not graded: {exc}", file=sys.stderr)
+            worst = 1
+            continue
         flagged = sum(1 for r in records.values() if r["flags"])
         print(f"{chapter}: graded {len(records)} submissions ({flagged} flagged; `python -m grader report` lists why)")
+        missing = getattr(records, "not_recorded", {})
+        if missing:
+            worst = 1
+            print(f"{chapter}: {len(missing)} submission(s) NOT recorded (run autograde again to retry them):",
+                  file=sys.stderr)
+            for student, why in sorted(missing.items()):
+                print(f"  {student}: {why}", file=sys.stderr)
     return worst
 
 

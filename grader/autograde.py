@@ -11,6 +11,7 @@ import hashlib
 import json
 import os
 import secrets
+import stat
 import sys
 import time
 import warnings
@@ -58,16 +59,53 @@ def read_record(course: Course, student: str, chapter: str) -> dict | None:
         return None
 
 
-def _timestamp(folder: Path) -> datetime | None:
+class Outcome(dict):
+    """What `autograde` did: student -> record for every student graded now (a dict, as before), plus
+    `not_recorded` (student -> why no record was written) and `warnings` (for the instructor: modules of
+    the course library the sandbox could not import, ...)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.not_recorded: dict[str, str] = {}
+        self.warnings: list[str] = []
+
+
+TIMESTAMP_MAX = 200  # bytes: nbgrader writes one short line
+
+
+def read_timestamp(folder: Path) -> tuple[datetime | None, str | None]:
+    """The submission time from `timestamp.txt`, as nbgrader reads it (UTC); or None and, when the file is
+    there but cannot be used, the reason, so that the time is flagged rather than silently dropped."""
     from nbgrader.utils import parse_utc
 
     path = folder / "timestamp.txt"
-    if not path.is_file() or path.is_symlink():
-        return None
     try:
-        return parse_utc(path.read_text()[:100].strip())
-    except Exception:
-        return None
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return None, None  # no time given (a folder put together by hand): nothing was lost
+    except OSError as exc:
+        return None, f"timestamp.txt could not be read ({exc.strerror}); the submission time is unknown"
+    if stat.S_ISLNK(st.st_mode):
+        return None, "timestamp.txt is a symbolic link, not read; the submission time is unknown"
+    if not stat.S_ISREG(st.st_mode):
+        return None, "timestamp.txt is not a regular file; the submission time is unknown"
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        with os.fdopen(fd, "rb") as f:
+            data = f.read(TIMESTAMP_MAX + 1)
+    except OSError as exc:
+        return None, f"timestamp.txt could not be read ({exc.strerror}); the submission time is unknown"
+    if len(data) > TIMESTAMP_MAX:
+        return None, f"timestamp.txt is over {TIMESTAMP_MAX} bytes, not a time; the submission time is unknown"
+    try:
+        text = data.decode("utf-8").strip()
+    except UnicodeDecodeError:
+        return None, "timestamp.txt is not text; the submission time is unknown"
+    try:
+        return parse_utc(text), None
+    except Exception as exc:  # dateutil raises several types for text that is not a time
+        why = f"{type(exc).__name__}"
+        return None, f"timestamp.txt holds {text[:60]!r}, not a time ({why}); the submission time is unknown"
 
 
 def _clean_output(out: dict) -> dict | None:
@@ -152,8 +190,9 @@ class Progress:
 
 def autograde(course: Course, chapter: str, workers: int | None = None, scheduler: str | None = None,
               limits: Limits | None = None, force: bool = False, students: list[str] | None = None,
-              progress: bool = True, seed: int | None = None) -> dict[str, dict]:
-    """Grade every collected submission of `chapter`; returns the record of each student graded now."""
+              progress: bool = True, seed: int | None = None) -> Outcome:
+    """Grade every collected submission of `chapter`; returns the record of each student graded now (an
+    `Outcome`, which also says who could not be recorded and why, and what the instructor must know)."""
     warn_missing()
     limits = limits or Limits()
     notebooks = course.notebooks(chapter)
@@ -165,14 +204,26 @@ def autograde(course: Course, chapter: str, workers: int | None = None, schedule
         rec = read_record(course, s, chapter)
         if force or rec is None or rec.get("submission") != submission_hash(course.submitted / s / chapter):
             todo.append(s)
+    outcome = Outcome()
     if not todo:
-        return {}
+        return outcome
     seed = secrets.randbelow(2**62) if seed is None else int(seed)
     n = workers or os.cpu_count() or 1
     # Workers spend seconds importing torch: they start now, while the gradebook is brought up to date.
     pool = (DaskPool(scheduler, limits) if scheduler
             else LocalPool(min(n, max(1, len(todo) * len(notebooks))), limits, wait=False))
-    records: dict[str, dict] = {}
+    records = outcome
+    library: set[str] = set()
+
+    def report_library(raw: RawResult) -> None:
+        for line in raw.preload_errors:  # the worker's own report, made before any learner code ran
+            if line not in library:
+                library.add(line)
+                text = (f"the sandbox could not import the course library module {line}; grading goes on "
+                        "without it (every check that needs it fails)")
+                outcome.warnings.append(text)
+                print(f"autograde: WARNING: {text}", file=sys.stderr, flush=True)
+
     try:
         gradebook.ensure_assignment(course, chapter)
         info = {nb: source_cells(course.db_url, chapter, nb) for nb in notebooks}
@@ -184,6 +235,7 @@ def autograde(course: Course, chapter: str, workers: int | None = None, schedule
         ref_jobs = [Job(("", nb), _cells(sol), seed, list(sol.grade_cells.values()), files)
                     for nb, sol in sols.items()]
         for job, raw in pool.run(ref_jobs):
+            report_library(raw)
             refs[job.key[1]] = reference_values(sols[job.key[1]], raw)
         pending = {s: Pending() for s in todo}
         bar = Progress(len(todo), progress)
@@ -196,6 +248,7 @@ def autograde(course: Course, chapter: str, workers: int | None = None, schedule
             try:
                 records[s] = _finish(course, chapter, s, notebooks, p, refs, info, seed)
             except Exception as exc:  # one student's bad luck never stops the class; a rerun retries
+                outcome.not_recorded[s] = f"{type(exc).__name__}: {exc}"
                 print(f"autograde: {s} not recorded ({type(exc).__name__}: {exc}); run autograde again",
                       file=sys.stderr)
             bar.step()
@@ -210,18 +263,25 @@ def autograde(course: Course, chapter: str, workers: int | None = None, schedule
                     except SanitiseError as exc:
                         pending[s].errors[nb] = str(exc)
                         continue
+                    except Exception as exc:  # the grader's own trouble with one notebook: that notebook only
+                        pending[s].errors[nb] = f"{nb}.ipynb could not be prepared ({type(exc).__name__}: {exc})"
+                        continue
                     pending[s].sanitised[nb] = sub
                     yield Job((s, nb), _cells(sub), seed, list(sub.grade_cells.values()), files)
                 pending[s].sanitising_done = True
                 maybe_finish(s)  # results may all be in already, or there was nothing to run
 
         for job, raw in pool.run(jobs()):
+            report_library(raw)
             s, nb = job.key
             pending[s].raw[nb] = raw
             maybe_finish(s)
     finally:
         pool.close()
-    return records
+    for s in todo:
+        if s not in records and s not in outcome.not_recorded:  # cannot happen; say so if it does
+            outcome.not_recorded[s] = "no result came back from the sandbox for it"
+    return outcome
 
 
 def chapter_files(course: Course, chapter: str, limit: int = 64 * 2**20) -> dict[str, bytes]:
@@ -272,10 +332,17 @@ def _finish(course: Course, chapter: str, student: str, notebooks: list[str], p:
         flags.append("extra files in the submission (never run): " + ", ".join(extras[:10]))
     for e in exercises:
         flags += [f"{e.notebook}/{e.grade_id}: {f}" for f in e.flags]
-    gradebook.write_grades(course, chapter, student, _timestamp(folder), exercises)
-    gradebook.copy_timestamp(folder, out)
+    submitted_at, bad_time = read_timestamp(folder)
+    if bad_time:
+        flags.append(bad_time)
+    gradebook.write_grades(course, chapter, student, submitted_at, exercises)
+    if submitted_at is not None:  # a garbled file is not passed on to nbgrader's own commands
+        gradebook.copy_timestamp(folder, out)
+    else:
+        (out / "timestamp.txt").unlink(missing_ok=True)
     record = {
         "student": student, "chapter": chapter, "seed": seed, "submission": submission_hash(folder),
+        "submitted_at": submitted_at.isoformat(sep=" ") if submitted_at else None,
         "score": sum(e.score for e in exercises), "max_score": sum(e.max_points for e in exercises),
         "exercises": [e.to_dict() for e in exercises], "flags": sorted(set(flags)),
         "runs": {nb: {"status": r.status, "seconds": r.seconds, "code": r.code, "signal": r.signal}

@@ -290,15 +290,35 @@ class RawResult:
     code: int | None = None
     signal: int | None = None
     error: str = ""
+    # "module: error" for each module the worker could not preload (the worker's own report, made before
+    # any learner code ran); autograde shows them to the instructor.
+    preload_errors: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         return {"status": self.status, "cells": {str(k): v for k, v in self.cells.items()}, "seconds": self.seconds,
-                "code": self.code, "signal": self.signal, "error": self.error}
+                "code": self.code, "signal": self.signal, "error": self.error,
+                "preload_errors": list(self.preload_errors)}
 
     @classmethod
     def from_dict(cls, d: dict) -> RawResult:
         return cls(d["status"], {int(k): v for k, v in d["cells"].items()}, d["seconds"], d["code"], d["signal"],
-                   d["error"])
+                   d["error"], list(d.get("preload_errors", [])))
+
+
+def _json_object(line: bytes | None) -> dict:
+    try:
+        obj = json.loads(line) if line else {}
+    except ValueError:
+        return {}
+    return obj if type(obj) is dict else {}
+
+
+def preload_errors(ready: dict) -> list[str]:
+    """``module: error`` for each module the worker's ready line says it could not import."""
+    errors = ready.get("preload_errors")
+    if type(errors) is not dict:
+        return []
+    return [f"{str(name)[:200]}: {str(why)[:500]}" for name, why in sorted(errors.items())]
 
 
 def parse_results(path: Path, n_cells: int) -> dict[int, dict]:
@@ -334,6 +354,7 @@ class SandboxWorker:
         # A uid of our own per worker: RLIMIT_NPROC counts per uid, and cleanup kills every process of it.
         self.uid = random.randrange(200_000, 2_000_000_000) + slot if self.fac.drop_uid else None
         self.counter = 0
+        self.preload_errors: list[str] = []   # what the worker could not import, from its ready line
         self.proc: subprocess.Popen | None = None
         self.cgroups: Cgroups | None = None
         self.log = open(self.jobs_root.with_suffix(".log"), "w+b")
@@ -365,9 +386,11 @@ class SandboxWorker:
 
     def wait_ready(self) -> None:
         line = self._readline(timeout=180)
-        if not line or not json.loads(line).get("ready"):
+        ready = _json_object(line)
+        if not ready.get("ready"):
             self.close()
             raise RuntimeError("the sandbox worker did not start:\n" + self.log_tail())
+        self.preload_errors = preload_errors(ready)
         if self.fac.cgroups and self.proc is not None:
             self.cgroups = Cgroups(f"torchcourse-{os.getpid()}-{self.jobs_root.name}", self.proc.pid, self.limits)
 
@@ -452,7 +475,8 @@ class SandboxWorker:
             reply = json.loads(line)
             cells_done = parse_results(outside / "results.jsonl", len(cells))
             return RawResult(reply.get("status", "worker_error"), cells_done, reply.get("seconds", 0.0),
-                             reply.get("code"), reply.get("signal"), reply.get("error", ""))
+                             reply.get("code"), reply.get("signal"), reply.get("error", ""),
+                             list(self.preload_errors))
         finally:
             shutil.rmtree(outside, ignore_errors=True)
 
@@ -460,7 +484,8 @@ class SandboxWorker:
         cells = parse_results(self.jobs_root / name / "results.jsonl", 10**6)
         tail = self.log_tail()
         self.close_process_only()
-        return RawResult("worker_died", cells, error="the sandbox worker stopped: " + tail[-500:])
+        return RawResult("worker_died", cells, error="the sandbox worker stopped: " + tail[-500:],
+                         preload_errors=list(self.preload_errors))
 
     def close_process_only(self) -> None:
         if self.proc is not None:

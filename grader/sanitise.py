@@ -136,7 +136,11 @@ def sanitise(path: Path, chapter: str, notebook: str, db_url: str, known: dict[s
         known, points = source_cells(db_url, chapter, notebook)
     nb = read_notebook(path)
     notes: list[str] = []
-    _prepass(nb, known, notes)
+    try:
+        _prepass(nb, known, notes)
+    except (AttributeError, TypeError, ValueError, KeyError) as exc:  # e.g. a "cell" that is a number
+        raise SanitiseError(f"{path.name} holds something that is not a notebook cell "
+                            f"({type(exc).__name__}: {str(exc)[:200]})") from None
     resources = {"nbgrader": {"notebook": notebook, "assignment": chapter, "db_url": db_url, "student": "-"}}
     quiet = logging.getLogger("grader.sanitise.nbgrader")
     quiet.setLevel(logging.ERROR)
@@ -146,6 +150,9 @@ def sanitise(path: Path, chapter: str, notebook: str, db_url: str, known: dict[s
         for step in steps:
             step.log = quiet
             nb, resources = step.preprocess(nb, resources)
+    except KeyError as exc:  # nbgrader puts a missing test cell after the cell before it, which is missing too
+        raise SanitiseError(f"{path.name}: nbgrader could not put missing test cells back: the cell "
+                            f"{str(exc.args[0] if exc.args else '?')[:80]!r} is missing as well") from None
     except Exception as exc:
         why = f"{type(exc).__name__}: {exc}"
         raise SanitiseError(f"{path.name}: nbgrader could not restore its cells ({why})") from None

@@ -15,7 +15,9 @@ as data, never as verdicts.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
+import importlib
 import io
 import json
 import os
@@ -47,21 +49,36 @@ from IPython.core.displaypub import DisplayPublisher  # noqa: E402
 from IPython.core.interactiveshell import InteractiveShell  # noqa: E402
 from traitlets.config import Config  # noqa: E402
 
-try:  # the course library and its widgets: preloaded so every job starts warm
-    import pkgutil
+# The course library and its widgets, preloaded so every job starts warm. What fails to import here is
+# not swallowed: it goes back on the ready line ("preload_errors") and autograde tells the instructor.
+PRELOAD_ERRORS: dict[str, str] = {}
 
-    import ipywidgets  # noqa: F401
 
-    import torchcourse
-    import torchcourse.grading
+def _preload_failed(name: str, exc: BaseException | None) -> None:
+    if name not in PRELOAD_ERRORS:
+        PRELOAD_ERRORS[name] = f"{type(exc).__name__}: {exc}"[:500] if exc is not None else "import failed"
 
-    for _mod in pkgutil.walk_packages(torchcourse.__path__, "torchcourse."):
-        try:
-            __import__(_mod.name)
-        except Exception:  # a module under construction must not stop grading
-            pass
-except ImportError:
-    torchcourse = None
+
+def _preload(name: str):
+    try:
+        return importlib.import_module(name)
+    except (Exception, SystemExit) as exc:  # a module under construction must not stop grading
+        _preload_failed(name, exc)
+        return None
+
+
+with contextlib.redirect_stdout(sys.stderr):  # stdout is the protocol: a module that prints must not break it
+    _preload("ipywidgets")
+    torchcourse = _preload("torchcourse")
+    if torchcourse is not None and _preload("torchcourse.grading") is None:
+        torchcourse = None  # no seed to set in a child; every hidden check fails, and the instructor is told why
+    if torchcourse is not None:
+        import pkgutil  # noqa: E402
+
+        for _mod in pkgutil.walk_packages(torchcourse.__path__, "torchcourse.",
+                                          onerror=lambda name: _preload_failed(name, sys.exc_info()[1])):
+            if _mod.name not in sys.modules and _mod.name not in PRELOAD_ERRORS:
+                _preload(_mod.name)
 
 try:
     from torchcourse.contract import EMIT_MIME
@@ -494,8 +511,8 @@ def main() -> None:
     shell = make_shell()
     snap = _snapshot()
     out = sys.stdout
-    out.write(json.dumps({"ready": True, "pid": os.getpid(), "uid": os.getuid(),
-                          "torch": torch.__version__}) + "\n")
+    out.write(json.dumps({"ready": True, "pid": os.getpid(), "uid": os.getuid(), "torch": torch.__version__,
+                          "preload_errors": PRELOAD_ERRORS}) + "\n")
     out.flush()
     for line in sys.stdin:
         if not line.strip():

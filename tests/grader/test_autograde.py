@@ -1,0 +1,195 @@
+"""autograde's own logic, with the sandbox replaced by a pool that answers at once: who is recorded, who is
+not and why, the submission time and its flag, the course library's warnings, the executed notebook."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import nbformat
+import pytest
+
+from grader import autograde as autograde_mod
+from grader import gradebook
+from grader.autograde import Outcome, autograde, executed_notebook, read_timestamp, submission_hash
+from grader.course import Course
+from grader.sandbox import RawResult
+from grader.sanitise import Sanitised
+from tests.helpers.tiny import CHAPTER, answered_nb, line, solution_nb, tiny_gradebook, write
+
+
+class FakePool:
+    """Every cell runs "ok" with no output; `preload_errors` is what the workers report about the library."""
+
+    preload_errors: list[str] = []
+
+    def __init__(self, n, limits, wait=True):
+        self.jobs = []
+
+    def wait_ready(self):
+        pass
+
+    def run(self, jobs):
+        for job in jobs:
+            self.jobs.append(job)
+            yield job, RawResult("exited", {i: line(i) for i in range(len(job.cells))}, 0.1, 0, None, "",
+                                 list(self.preload_errors))
+
+    def close(self):
+        pass
+
+
+@pytest.fixture
+def course(tmp_path, gradebook_template, monkeypatch):
+    root = tmp_path / "course"
+    write(solution_nb(), root / "solutions" / CHAPTER / "nb.ipynb")
+    tiny_gradebook(root / "gradebook.db", gradebook_template)
+    for student in ("ann", "bob"):
+        folder = root / "submitted" / student / CHAPTER
+        write(answered_nb(), folder / "nb.ipynb")
+        (folder / "timestamp.txt").write_text("2026-11-30 12:00:00.000000 UTC")
+    monkeypatch.setattr(autograde_mod, "LocalPool", FakePool)
+    monkeypatch.setattr(autograde_mod, "warn_missing", lambda: [])
+    monkeypatch.setattr(gradebook, "ensure_assignment", lambda course, chapter: None)
+    monkeypatch.setattr(FakePool, "preload_errors", [])
+    return Course(root)
+
+
+def _fail_for(student, exc):
+    real = gradebook.write_grades
+
+    def write_grades(course, chapter, who, timestamp, exercises):
+        if who == student:
+            raise exc
+        return real(course, chapter, who, timestamp, exercises)
+
+    return write_grades
+
+
+def test_every_submission_is_recorded(course):
+    out = autograde(course, CHAPTER, progress=False, seed=1)
+    assert isinstance(out, Outcome) and sorted(out) == ["ann", "bob"]
+    assert out.not_recorded == {} and out.warnings == []
+    rec = json.loads((course.autograded / "ann" / CHAPTER / ".torchcourse-grade.json").read_text())
+    assert rec["score"] == 5.0 and rec["submitted_at"] == "2026-11-30 12:00:00"
+    assert autograde(course, CHAPTER, progress=False) == {}  # nothing changed: nothing graded again
+
+
+def test_a_submission_that_could_not_be_recorded_is_named_with_why(course, monkeypatch, capsys):
+    monkeypatch.setattr(gradebook, "write_grades", _fail_for("bob", OSError(28, "No space left on device")))
+    out = autograde(course, CHAPTER, progress=False)
+    assert sorted(out) == ["ann"]
+    assert out.not_recorded == {"bob": "OSError: [Errno 28] No space left on device"}
+    assert not (course.autograded / "bob" / CHAPTER / ".torchcourse-grade.json").exists()
+    assert "bob not recorded" in capsys.readouterr().err
+
+
+def test_the_command_line_exits_non_zero_and_says_who_was_not_recorded(course, monkeypatch, capsys, cli):
+    real = gradebook.write_grades
+    monkeypatch.setattr(gradebook, "write_grades", _fail_for("bob", RuntimeError("database is locked")))
+    assert cli(["--root", str(course.root), "autograde"]) == 1
+    out, err = capsys.readouterr()
+    assert f"{CHAPTER}: graded 1 submissions" in out
+    assert "1 submission(s) NOT recorded" in err and "  bob: RuntimeError: database is locked" in err
+    monkeypatch.setattr(gradebook, "write_grades", real)  # the trouble is gone: a rerun records bob, and only bob
+    assert cli(["--root", str(course.root), "autograde"]) == 0
+    assert f"{CHAPTER}: graded 1 submissions" in capsys.readouterr().out
+
+
+def test_a_chapter_that_cannot_be_graded_is_an_error_exit(course, monkeypatch, capsys, cli):
+    def broken(*args, **kwargs):
+        raise RuntimeError("the solution fails its own test cell 'ex'")
+
+    monkeypatch.setattr(autograde_mod, "reference_values", broken)
+    assert cli(["--root", str(course.root), "autograde"]) == 1
+    assert f"autograde: {CHAPTER} not graded: the solution fails its own test cell 'ex'" in capsys.readouterr().err
+
+
+def test_a_course_library_the_sandbox_cannot_import_is_reported_and_grading_goes_on(course, monkeypatch, capsys):
+    monkeypatch.setattr(FakePool, "preload_errors", ["torchcourse.widgets: SyntaxError: invalid syntax (widgets.py, "
+                                                     "line 3)"])
+    out = autograde(course, CHAPTER, progress=False)
+    assert sorted(out) == ["ann", "bob"]
+    assert out.warnings == ["the sandbox could not import the course library module torchcourse.widgets: "
+                            "SyntaxError: invalid syntax (widgets.py, line 3); grading goes on without it (every "
+                            "check that needs it fails)"]
+    err = capsys.readouterr().err
+    assert err.count("autograde: WARNING: the sandbox could not import") == 1  # once, not once per job
+
+
+def test_the_command_line_prints_the_library_warning(course, monkeypatch, capsys, cli):
+    monkeypatch.setattr(FakePool, "preload_errors", ["torchcourse: ModuleNotFoundError: No module named 'torchcourse'"])
+    assert cli(["--root", str(course.root), "autograde"]) == 0
+    err = capsys.readouterr().err
+    assert "WARNING: the sandbox could not import the course library module torchcourse: " \
+           "ModuleNotFoundError: No module named 'torchcourse'" in err
+
+
+@pytest.mark.parametrize("content, flag", [
+    (b"garbage", "timestamp.txt holds 'garbage', not a time"),
+    (b"", "timestamp.txt holds '', not a time"),
+    (b"\xff\xfe\x00\x01", "timestamp.txt is not text"),
+    (b"2026-11-30 12:00:00 UTC" + b" " * 300, "over 200 bytes"),
+])
+def test_a_garbled_timestamp_is_a_flag_on_the_record_and_the_report(course, content, flag):
+    (course.submitted / "bob" / CHAPTER / "timestamp.txt").write_bytes(content)
+    out = autograde(course, CHAPTER, progress=False)
+    assert out["bob"]["submitted_at"] is None and any(flag in f for f in out["bob"]["flags"])
+    assert not any("timestamp" in f for f in out["ann"]["flags"])
+    assert not (course.autograded / "bob" / CHAPTER / "timestamp.txt").exists()
+    from nbgrader.api import Gradebook
+
+    with Gradebook(course.db_url) as gb:
+        assert gb.find_submission(CHAPTER, "bob").timestamp is None
+        assert str(gb.find_submission(CHAPTER, "ann").timestamp) == "2026-11-30 12:00:00"
+    from grader.report import report
+
+    csv_path, html_path = report(course, CHAPTER)
+    assert flag.split("'")[0] in csv_path.read_text() and "timestamp.txt" in html_path.read_text()
+
+
+def test_read_timestamp(tmp_path):
+    assert read_timestamp(tmp_path) == (None, None)  # absent: no time was given, nothing to flag
+    (tmp_path / "timestamp.txt").write_text("2026-11-30T13:00:00.5+01:00\n")
+    when, flag = read_timestamp(tmp_path)
+    assert str(when) == "2026-11-30 12:00:00.500000" and flag is None
+    (tmp_path / "timestamp.txt").unlink()
+    (tmp_path / "real.txt").write_text("2026-11-30 12:00:00 UTC")
+    (tmp_path / "timestamp.txt").symlink_to(tmp_path / "real.txt")
+    assert read_timestamp(tmp_path) == (None, "timestamp.txt is a symbolic link, not read; the submission time is "
+                                              "unknown")
+    (tmp_path / "timestamp.txt").unlink()
+    (tmp_path / "timestamp.txt").mkdir()
+    assert "not a regular file" in read_timestamp(tmp_path)[1]
+
+
+def test_the_executed_notebook_keeps_only_valid_outputs(tmp_path):
+    nb = solution_nb()
+    code = [i for i, c in enumerate(nb.cells) if c.cell_type == "code"]
+    sub = Sanitised(nb, code, {"ex": 2, "ey": 3}, {"ex": 2.0, "ey": 3.0}, [])
+    forged = [{"output_type": "stream", "name": "stdin", "text": "x"},        # not a stream a cell writes
+              {"output_type": "stream", "name": "stdout", "text": 5},
+              {"output_type": "display_data", "data": {"text/html": "<b>ok</b>", "application/x-evil": "x",
+                                                       "text/plain": ["not", "a", "str"]}},
+              {"output_type": "execute_result", "data": {"text/plain": "1"}, "execution_count": "9"},
+              "junk",
+              {"output_type": "stream", "name": "stdout", "text": "hello\n"}]
+    run = RawResult("exited", {0: line(0), 1: line(1, forged)}, 1.0, None, 11, "")
+    out = executed_notebook(sub, run)
+    cells = [out.cells[i] for i in code]
+    assert cells[1].outputs == [
+        nbformat.v4.new_output("display_data", data={"text/html": "<b>ok</b>"}),
+        nbformat.v4.new_output("execute_result", data={"text/plain": "1"}, execution_count=None),
+        nbformat.v4.new_output("stream", name="stdout", text="hello\n")]
+    assert cells[2].outputs[0]["ename"] == "GraderCrashed" and cells[3].outputs == []
+    nbformat.validate(out)
+
+
+def test_the_submission_hash_sees_notebooks_only(tmp_path):
+    write(answered_nb(), tmp_path / "nb.ipynb")
+    first = submission_hash(tmp_path)
+    (tmp_path / "notes.txt").write_text("x")
+    os.symlink(tmp_path / "nb.ipynb", tmp_path / "link.ipynb")
+    assert submission_hash(tmp_path) == first
+    write(answered_nb(x="    return 0"), tmp_path / "nb.ipynb")
+    assert submission_hash(tmp_path) != first

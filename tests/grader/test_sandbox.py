@@ -1,0 +1,52 @@
+"""The sandbox's parsing of what comes back (no sandbox is started): cell lines are claims, capped and
+checked; the worker's ready line says what it could not import."""
+
+from __future__ import annotations
+
+import json
+
+from grader import sandbox
+from grader.sandbox import RawResult, parse_results, preload_errors
+
+
+def test_results_lines_are_checked_and_the_first_claim_wins(tmp_path):
+    lines = [
+        {"i": 0, "status": "ok", "outputs": []},
+        {"i": 0, "status": "error", "outputs": []},          # a second claim for cell 0: ignored
+        {"i": 1, "status": "passed", "outputs": []},         # not a status a cell can have
+        {"i": 2, "status": "ok", "outputs": "x"},            # outputs not a list
+        {"i": "3", "status": "ok", "outputs": []},           # index not an int
+        {"i": 9, "status": "ok", "outputs": []},             # past the last cell
+        {"i": 4, "status": "output_limit", "outputs": []},
+        ["not", "a", "dict"],
+    ]
+    data = "\n".join(json.dumps(x) for x in lines) + "\n{broken json\n" + "[" * 100_000 + "\n"
+    (tmp_path / "results.jsonl").write_text(data)
+    cells = parse_results(tmp_path / "results.jsonl", 5)
+    assert {i: c["status"] for i, c in cells.items()} == {0: "ok", 4: "output_limit"}
+
+
+def test_results_beyond_the_cap_are_not_read(tmp_path, monkeypatch):
+    first = json.dumps({"i": 0, "status": "ok", "outputs": []}) + "\n"
+    (tmp_path / "results.jsonl").write_text(first + json.dumps({"i": 1, "status": "ok", "outputs": []}) + "\n")
+    monkeypatch.setattr(sandbox, "RESULTS_CAP", len(first) + 5)
+    assert list(parse_results(tmp_path / "results.jsonl", 2)) == [0]
+    assert parse_results(tmp_path / "absent.jsonl", 2) == {}
+
+
+def test_the_ready_line_names_each_module_that_failed_to_preload():
+    ready = {"ready": True, "preload_errors": {"torchcourse.zz": "RuntimeError: half-written", "ipywidgets":
+                                               "ModuleNotFoundError: No module named 'ipywidgets'"}}
+    assert preload_errors(ready) == ["ipywidgets: ModuleNotFoundError: No module named 'ipywidgets'",
+                                     "torchcourse.zz: RuntimeError: half-written"]
+    assert preload_errors({"ready": True}) == [] and preload_errors({"preload_errors": ["x"]}) == []
+
+
+def test_a_raw_result_travels_through_dask_intact():
+    raw = RawResult("timeout", {0: {"i": 0, "status": "ok", "outputs": []}}, 1.5, None, 9, "boom",
+                    ["torchcourse: ImportError: x"])
+    again = RawResult.from_dict(json.loads(json.dumps(raw.to_dict())))
+    assert again == raw
+    old = raw.to_dict()
+    del old["preload_errors"]  # from a worker that predates the field
+    assert RawResult.from_dict(old).preload_errors == []
