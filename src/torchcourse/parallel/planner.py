@@ -152,7 +152,7 @@ def _draw(plan_: Plan, axes) -> None:
     ax_mem.set_ylabel("memory (GB, model)", fontsize=8)
     ax_mem.set_title(f"{plan_.strategy}: memory per device", fontsize=9)
     ax_mem.legend(fontsize=7, loc="upper right")
-    ax_mem.margins(y=0.3)
+    ax_mem.set_ylim(0, 1.7 * max(bottom))  # room for the legend above the tallest bar
     for kind, colour, dy in (("compute", "#4c72b0", 0.0), ("communicate", "#c44e52", 0.4)):
         segs = [s for s in plan_.segments if s.kind == kind]
         if segs:

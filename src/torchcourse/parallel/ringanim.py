@@ -105,4 +105,7 @@ def static_ring() -> Figure:
     for i, ax in enumerate(fig.subplots(1, 5)):
         draw_ring(ring_frame(3, i), ax=ax)
         ax.set_title(["start", "reduce-scatter 1", "reduce-scatter 2", "all-gather 1", "all-gather 2"][i], fontsize=9)
+    fig.suptitle("Ring all-reduce over 3 ranks: a cell's shade (and k/3) counts the ranks whose values it holds "
+                 "summed; red triangle: sent this step, circle: received", fontsize=9)
+    fig.subplots_adjust(wspace=0.35, top=0.8)
     return fig

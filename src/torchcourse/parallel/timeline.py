@@ -86,7 +86,7 @@ def draw_timeline(tl: Timeline, ax=None) -> Figure:
     ax.invert_yaxis()
     ax.set_xlabel("time (units of one forward pass; a model)", fontsize=8)
     ax.set_title(f"{tl.buckets} bucket(s): DDP step {tl.ddp_step:.2f}, DataParallel step {tl.dp_step:.2f}", fontsize=9)
-    ax.legend(fontsize=7, ncol=3, loc="lower right")
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return fig
 
 
@@ -103,5 +103,5 @@ def static_timeline() -> Figure:
     fig = Figure(figsize=(8, 5))
     for ax, b in zip(fig.subplots(2, 1), (1, 4)):
         draw_timeline(timeline(b, 4), ax=ax)
-    fig.subplots_adjust(hspace=0.6)
+    fig.subplots_adjust(hspace=0.6, right=0.78)
     return fig
