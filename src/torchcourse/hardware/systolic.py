@@ -255,7 +255,7 @@ def draw_frame(frame: Frame, ax=None) -> Figure:
     lim = float(np.abs(frame.psums[frame.busy]).max()) if frame.busy.any() else 1.0
     norm = np.clip(frame.psums / (2 * max(lim, 1.0)) + 0.5, 0, 1)
     rgb = _CMAP(norm)[..., :3]
-    rgb[~frame.busy] = 0.85
+    rgb[~frame.busy] = 0.55                 # darker than coolwarm's pale middle (a sum near 0)
     ax.imshow(rgb, interpolation="nearest")
     if frame.rows * frame.cols <= 16:
         for (i, j), busy in np.ndenumerate(frame.busy):
