@@ -12,6 +12,8 @@ Everything is a labelled *model*: a transformer-like stack of ``LAYERS`` layers 
 from the parameter count (about 12·layers·hidden² parameters), mixed-precision Adam (16 bytes per parameter
 as the ZeRO paper counts them), an assumed sustained ``TFLOPS`` per device and the chosen link's published
 bandwidth. It shows the shape of the trade-offs, not a prediction for a given machine.
+DataParallel is modelled with direct copies from and to device 0 (NCCL may pipeline them through the other
+GPUs, which spreads the sending but not the per-step repetition).
 """
 
 from __future__ import annotations
