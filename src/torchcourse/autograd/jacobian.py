@@ -13,14 +13,19 @@ static stand-in: ``static_jacobian_explorer()``: one function, three choices of 
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import ipywidgets as widgets
 import torch
+from matplotlib.collections import PatchCollection
 from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
+from matplotlib.transforms import Affine2D
 
+from torchcourse.autograd.textpaths import patch, place
 from torchcourse.widgets import Explorer, figure_and_axes
 
 _W = torch.tensor([[1.0, -2.0, 0.5], [0.0, 1.5, -1.0]], dtype=torch.float64)
@@ -67,14 +72,19 @@ def parse_vector(text: str) -> tuple[float, ...]:
         raise ValueError(f"could not read {text!r} as numbers: write them as 1, 0, 0") from None
 
 
+@functools.cache
+def _jacobian(function: str) -> tuple[tuple[float, ...], tuple[tuple[float, ...], ...]]:
+    """f(x) and J from ``torch.func.jacrev`` at the function's point: computed once per function."""
+    f, point, _, _ = FUNCTIONS[function]
+    x = torch.tensor(point, dtype=torch.float64)
+    return tuple(f(x).tolist()), tuple(map(tuple, torch.func.jacrev(f)(x).tolist()))
+
+
 def explore(function: str, v_text: str) -> JacobianState:
     """The explorer's core: the Jacobian at the function's point, and ``v^T J`` from a real backward."""
     f, point, ins, outs = FUNCTIONS[function]
-    x = torch.tensor(point, dtype=torch.float64)
-    jac = torch.func.jacrev(f)(x)
-    y = f(x)
-    base = dict(function=function, x=tuple(point), y=tuple(y.tolist()), jacobian=tuple(map(tuple, jac.tolist())),
-                inputs=tuple(ins), outputs=tuple(outs))
+    y, jac = _jacobian(function)
+    base = dict(function=function, x=tuple(point), y=y, jacobian=jac, inputs=tuple(ins), outputs=tuple(outs))
     try:
         v = parse_vector(v_text)
     except ValueError as exc:
@@ -82,7 +92,7 @@ def explore(function: str, v_text: str) -> JacobianState:
     if len(v) != len(outs):
         return JacobianState(v=None, vjp=None, message=f"v must have one entry per output: {len(outs)} numbers "
                              f"(it has {len(v)}), because backward(v) weighs each output's gradient by v.", **base)
-    xg = x.clone().requires_grad_()
+    xg = torch.tensor(point, dtype=torch.float64, requires_grad=True)
     f(xg).backward(torch.tensor(v, dtype=torch.float64))
     vjp = tuple(xg.grad.tolist())
     msg = (f"y.backward(v) left x.grad = v^T J = [{', '.join(f'{g:.3g}' for g in vjp)}]: one backward pass, one "
@@ -92,7 +102,7 @@ def explore(function: str, v_text: str) -> JacobianState:
 
 
 def draw_jacobian(state: JacobianState, ax=None) -> Figure:
-    """J as a heat map with v beside its rows, v^T J as a row below it."""
+    """J as a heat map with v beside its rows, v^T J as a row below it (labels as text outlines: fast)."""
     fig, ax = figure_and_axes(ax, figsize=(6.4, 4.4))
     ax.set_xticks([])
     ax.set_yticks([])
@@ -101,34 +111,39 @@ def draw_jacobian(state: JacobianState, ax=None) -> Figure:
     jac = torch.tensor(state.jacobian)
     scale = float(jac.abs().max()) or 1.0
     ax.imshow(jac.numpy(), cmap="RdBu", vmin=-scale, vmax=scale, extent=(0, n, m, 0), aspect="equal")
+    size = 0.22
+    dark, light, red, grey = [], [], [], []
     for i in range(m):
         for j in range(n):
-            dark = abs(state.jacobian[i][j]) > 0.6 * scale  # white on the darkest cells
-            ax.text(j + 0.5, i + 0.5, f"{state.jacobian[i][j]:.3g}", ha="center", va="center", fontsize=8,
-                    color="white" if dark else "black")
-        ax.text(n + 0.1, i + 0.5, state.outputs[i], ha="left", va="center", fontsize=8)
+            # the y axis points down here: flip each outline so the text reads upright
+            target = dark if abs(state.jacobian[i][j]) > 0.6 * scale else light
+            target.append(_flip(place(f"{state.jacobian[i][j]:.3g}", j + 0.5, -(i + 0.5), size)))
+        light.append(_flip(place(state.outputs[i], n + 0.12, -(i + 0.5), size, ha="left")))
         if state.v is not None:
-            w = state.v[i]
-            ax.text(-0.2, i + 0.5, f"v={w:.3g}", ha="right", va="center", fontsize=8,
-                    color="#c44e52" if w else "#999999", weight="bold" if w else "normal")
+            (red if state.v[i] else grey).append(_flip(place(f"v={state.v[i]:.3g}", -0.15, -(i + 0.5), size,
+                                                             ha="right")))
     for j in range(n):
-        ax.text(j + 0.5, -0.1, state.inputs[j], ha="center", va="bottom", fontsize=8)
+        light.append(_flip(place(state.inputs[j], j + 0.5, 0.25, size)))
     if state.vjp is not None:
         top = m + 0.4
+        ax.add_collection(PatchCollection([Rectangle((j, top), 1, 1) for j in range(n)], facecolor="#fde2c4",
+                                          edgecolor="#333333", linewidths=0.8))
         for j, g in enumerate(state.vjp):
-            ax.add_patch(_rect(j, top, "#fde2c4"))
-            ax.text(j + 0.5, top + 0.5, f"{g:.3g}", ha="center", va="center", fontsize=8)
-        ax.text(-0.2, top + 0.5, "x.grad = v^T J", ha="right", va="center", fontsize=8, color="#c44e52")
-    ax.set_xlim(-2.2, n + 1.0)
+            light.append(_flip(place(f"{g:.3g}", j + 0.5, -(top + 0.5), size)))
+        red.append(_flip(place("x.grad = v^T J", -0.15, -(top + 0.5), size, ha="right")))
+    for paths, colour in ((light, "black"), (dark, "white"), (red, "#c44e52"), (grey, "#999999")):
+        if paths:
+            ax.add_artist(patch(paths, colour, zorder=3))
+    ax.set_xlim(-2.4, n + 1.0)
     ax.set_ylim(m + 1.6, -0.8)
     ax.text(0.5, 1.02, f"{state.function}: J is {m}x{n}\nfull J: {m} backward passes (jacrev) or {n} forward (jacfwd)",
             ha="center", va="bottom", fontsize=9, transform=ax.transAxes)
     return fig
 
 
-def _rect(x: float, y: float, colour: str):
-    from matplotlib.patches import Rectangle
-    return Rectangle((x, y), 1, 1, facecolor=colour, edgecolor="#333333", lw=0.8)
+def _flip(path):
+    """Mirror an outline placed at (x, -y) to (x, y) upside down, for axes whose y grows downwards."""
+    return path.transformed(Affine2D().scale(1, -1))
 
 
 class JacobianExplorer(Explorer):

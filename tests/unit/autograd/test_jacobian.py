@@ -44,7 +44,11 @@ def test_bad_v_is_a_sentence():
 def test_renderer_and_wrapper():
     fig = draw_jacobian(explore("polar to cartesian (2 -> 2)", "1, 1"))
     assert isinstance(fig, Figure) and len(fig.axes[0].images) == 1
-    assert "x.grad = v^T J" in [t.get_text() for t in fig.axes[0].texts]
+    from matplotlib.patches import PathPatch
+    outlines = [a for a in fig.axes[0].get_children() if isinstance(a, PathPatch)]
+    assert {tuple(a.get_facecolor()[:3]) for a in outlines} >= {(0.0, 0.0, 0.0), (1.0, 1.0, 1.0)}  # black, white
+    assert "J is 2x2" in fig.axes[0].texts[0].get_text()
+    assert len(fig.axes[0].collections) == 1  # the v^T J row
     w = JacobianExplorer()
     w.controls["function"].value = "softmax (3 -> 3)"
     assert w.state.vjp is None and "3 numbers" in w.message.value
