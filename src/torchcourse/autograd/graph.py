@@ -21,7 +21,6 @@ stack and is pure Python; Graphviz's ``dot`` would need a system binary and pygr
 from __future__ import annotations
 
 import ast
-import functools
 import math
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -33,12 +32,11 @@ import numpy as np
 import torch
 from matplotlib.collections import LineCollection, PatchCollection, PolyCollection
 from matplotlib.figure import Figure
-from matplotlib.patches import PathPatch, Rectangle
+from matplotlib.patches import Rectangle
 from matplotlib.path import Path
-from matplotlib.text import TextPath
-from matplotlib.transforms import Affine2D
 from torch.overrides import TorchFunctionMode
 
+from torchcourse.autograd.textpaths import patch, place
 from torchcourse.widgets import Explorer, figure_and_axes
 
 #: Expressions offered by the explorer's box (any other can be typed).
@@ -345,18 +343,10 @@ def _arrowhead(tip, back, size: float = 0.28) -> np.ndarray:
     return np.array([tip, base + perp * size * 0.4, base - perp * size * 0.4])
 
 
-@functools.lru_cache(maxsize=2048)
-def _text_path(text: str) -> Path:
-    """The outline of one line of text, centred on (0, 0), _FONT units tall; cached, since labels repeat."""
-    path = TextPath((0, 0), text, size=_FONT)
-    box = path.get_extents()
-    return path.transformed(Affine2D().translate(-(box.x0 + box.x1) / 2, -_FONT * 0.35))
-
-
 def _text_at(lines: list[str], x: float, y: float, paths: list[Path]) -> None:
     for i, line in enumerate(lines):
         dy = ((len(lines) - 1) / 2 - i) * _FONT * 1.25
-        paths.append(_text_path(line).transformed(Affine2D().translate(x, y + dy)))
+        paths.append(place(line, x, y + dy, _FONT))
 
 
 def _scaled(state: GraphState) -> dict[int, tuple[float, float]]:
@@ -440,8 +430,7 @@ def draw_graph(state: GraphState, ax=None) -> Figure:
             label.append(f"grad {_short(got[node.id])} ({len(got[node.id])}/{indeg.get(node.id, 0)})")
         _text_at(label, x, y, texts)
     ax.add_collection(PatchCollection(boxes, facecolors=faces, edgecolors="#333333", linewidths=widths, zorder=0.5))
-    # add_artist, not add_patch: the limits are set by hand, and fitting them to glyph curves is slow
-    ax.add_artist(PathPatch(Path.make_compound_path(*texts), fc="black", lw=0, zorder=3))
+    ax.add_artist(patch(texts, zorder=3))
     xs = [p[0] for p in pos.values()]
     ys = [p[1] for p in pos.values()]
     ax.set_xlim(min(xs) - _BOX_W * 0.6, max(xs) + _BOX_W * 0.6)
