@@ -164,6 +164,9 @@ def _draw(plan_: Plan, axes) -> None:
     ax_time.invert_yaxis()
     ax_time.set_xlabel("time in one step (ms, model): blue compute, red communication", fontsize=8)
     ax_time.set_title(plan_.analogy, fontsize=9)
+    for ax in (ax_mem, ax_time):  # few tick labels: text layout is most of a redraw's time
+        ax.locator_params(axis="x" if ax is ax_time else "y", nbins=4)
+        ax.tick_params(labelsize=7)
 
 
 def draw_plan(plan_: Plan) -> Figure:
