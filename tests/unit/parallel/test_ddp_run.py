@@ -42,6 +42,18 @@ def test_two_process_ddp_matches_single_process_training():
     assert sum("fully_shard: this rank stores 338 of the model's 676" in ln for ln in result.lines) == 2
 
 
+def test_three_processes_uneven_ring_chunks():
+    """Three ranks cut the ring's 11 numbers into chunks of 4, 4 and 3; DDP still equals one process."""
+    result = launch("torchcourse.parallel.ddp_train", nproc=3, args=["--skip-timing"], timeout=150, echo=False)
+    text = "\n".join(result.lines)
+    assert result.ok, text[-3000:]
+    assert sum("hand-built ring all-reduce vs dist.all_reduce: max difference" in ln for ln in result.lines) == 3
+    for ln in result.lines:
+        if "hand-built ring" in ln:
+            assert float(ln.rsplit(" ", 1)[1]) < 1e-12, ln
+    line = next(ln for ln in result.lines if "one process on the full batch" in ln)
+    assert float(line.rsplit(" ", 1)[1]) < 1e-12, line
+
 def test_torchrun_command_uses_a_free_port_on_loopback():
     cmd = torchrun_command("m", 3, ["--x"])
     assert cmd[cmd.index("--rdzv-endpoint") + 1] == "127.0.0.1:0"
