@@ -69,8 +69,8 @@ def test_a_run_past_its_timeout_is_killed_with_its_children(tmp_path):
               "print('started', flush=True)\n"
               "time.sleep(120)\n")
     start = time.monotonic()
-    result = run_streamed([sys.executable, "-c", script], timeout=3.0, echo=False)
-    assert time.monotonic() - start < 20
+    result = run_streamed([sys.executable, "-c", script], timeout=10.0, echo=False)  # room for a loaded machine
+    assert time.monotonic() - start < 30
     assert not result.ok and "stopped after" in result.reason
     assert result.lines == ["started"]
     child = int(pidfile.read_text())
