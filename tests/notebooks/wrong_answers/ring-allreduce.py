@@ -24,6 +24,8 @@ WRONG = [
     _ring(finish="[b / n for b in bufs]"),
     # sends the wrong chunk in the all-gather (one step behind)
     _ring(ag_chunk="(src - step) % n"),
+    # one step off: the last reduce-scatter step sends the chunk one index ahead
+    _ring(rs_chunk="(src - step) % n if step < n - 2 else (src - step + 1) % n"),
     # sends to the left neighbour
     _ring(dst="(src - 1) % n"),
     # stops after the reduce-scatter
