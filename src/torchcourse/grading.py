@@ -152,9 +152,14 @@ def emit(slug: str, name: str, value: Any, *, rtol: float | None = None, atol: f
 
 
 def call(fn: Callable, *args: Any, **kwargs: Any) -> Any:
-    """Call learner code; an exception becomes ``{"error": "Type: message"}`` for ``emit``."""
+    """Call learner code; an exception becomes ``{"error": "Type: message"}`` for ``emit``.
+
+    ``NotImplementedError`` passes through: it is what an unanswered release's stub raises, and a
+    learner (and ``python -m grader check``) should read "not answered yet", not a wrong answer."""
     try:
         return fn(*args, **kwargs)
+    except NotImplementedError:  # the release's unanswered stub: "not answered yet", not a wrong answer
+        raise
     except Exception as exc:  # the learner's mistake is data here, not a crash
         return {"error": f"{type(exc).__name__}: {exc}"}
 

@@ -122,11 +122,16 @@ def kernels(tmp_path_factory):
     _kernels.clear()
 
 
-def _case_id(value) -> str:
-    return str(value) if isinstance(value, (str, int)) and "\n" not in str(value) else ""
+def _case_id(case) -> str:
+    """e.g. ``02-autograd/value-engine/WRONG/3``: ``-k 02-autograd`` selects a chapter's cases."""
+    path, slug, kind, index, _ = case
+    return f"{path.parent.name}/{slug}/{kind}/{index}"
 
 
-@pytest.mark.parametrize("path,slug,kind,index,source", _cases(), ids=_case_id)
+CASES = _cases()
+
+
+@pytest.mark.parametrize("path,slug,kind,index,source", CASES, ids=[_case_id(c) for c in CASES])
 def test_check_judges_the_answer(kernels, path, slug, kind, index, source):
     kernel = kernels(path)
     ok, err = kernel.run(source)

@@ -197,3 +197,11 @@ def test_emit_publishes_one_output_with_only_the_emit_mime_type():
     assert published[1][grading.EMIT_MIME]["value"]["error"].startswith("NotPlainError")
     assert published[2][grading.EMIT_MIME] == {"slug": "standardise", "name": "case0", "value": 0.5,
                                                "rtol": 1e-5, "atol": 1e-6}
+
+
+def test_call_lets_an_unanswered_stub_say_so():
+    def stub():
+        raise NotImplementedError()
+
+    with pytest.raises(NotImplementedError):
+        grading.call(stub)
