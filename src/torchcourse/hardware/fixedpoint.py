@@ -88,10 +88,10 @@ def draw_fixed(view: FixedView, fig: Figure | None = None, region=(0.0, 0.0, 1.0
     groups = [view.bits[0], view.bits[1:1 + view.int_bits], view.bits[1 + view.int_bits:]]
     fig.text(x0 + 0.02 * w, y0 + 0.85 * h, f"Q{view.int_bits}.{view.frac_bits}: sign (red), integer (blue), "
              "fraction (green)", fontsize=8)
-    fig.text(x0 + 0.02 * w, y0 + 0.36 * h, "bits: " + " | ".join(g for g in groups if g) + "   (dark = 1)",
-             fontsize=8, family="monospace")
-    fig.text(x0 + 0.02 * w, y0 + 0.2 * h, f"{view.value:g} -> {view.represented:.6g} (error {view.error:+.2g})"
-             + ("  SATURATED" if view.overflow else ""), fontsize=8)
+    fig.text(x0 + 0.02 * w, y0 + 0.42 * h,
+             "bits: " + " | ".join(g for g in groups if g) + "   (dark = 1)\n"
+             + f"{view.value:g} -> {view.represented:.6g} (error {view.error:+.2g})"
+             + ("  SATURATED" if view.overflow else ""), fontsize=8, family="monospace", va="top", linespacing=1.8)
     ax = fig.add_axes((x0 + 0.62 * w, y0 + 0.15 * h, 0.36 * w, 0.68 * h))
     true = 1 / (1 + np.exp(-view.sigmoid_x))
     ax.plot(view.sigmoid_x, true, color="black", lw=1)

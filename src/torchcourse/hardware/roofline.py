@@ -163,29 +163,32 @@ _COLOURS = ["#4c72b0", "#c44e52", "#55a868", "#8172b2"]
 
 
 def _log_ticks(ax) -> None:
-    # Plain-text labels on decades only: mathtext tick labels on log axes cost most of a redraw.
-    ax.set_xlim(1e-2, 1e4)
-    ax.set_ylim(1e8, 1e16)
-    ax.set_xticks([1e-2, 1, 1e2, 1e4], ["0.01", "1", "100", "10000"])
-    ax.set_yticks([1e8, 1e12, 1e16], ["1e8 (0.1 G)", "1e12 (1 T)", "1e16"])
-    ax.minorticks_off()
+    # The axes are linear in log10 units with plain-text labels: log-scaled axes and mathtext tick labels
+    # cost most of a redraw.
+    ax.set_xlim(-2, 4)
+    ax.set_ylim(8, 16)
+    ax.set_xticks([-2, 0, 2, 4], ["0.01", "1", "100", "10000"])
+    ax.set_yticks([8, 12, 16], ["1e8 (0.1 G)", "1e12 (1 T)", "1e16"])
 
 
 def draw_roofline(state: RooflineState, ax=None) -> Figure:
     """Each machine's roof for the chosen dtype on log-log axes, and the operation's point on each."""
     fig, ax = figure_and_axes(ax, figsize=(6.4, 4.4))
-    xs = np.logspace(-2, 4, 200)
+    xs = np.linspace(-2, 4, 61)
     for colour, m in zip(_COLOURS, state.machines):
         if state.dtype not in m.peak:
             continue
-        ax.loglog(xs, np.minimum(m.peak[state.dtype], xs * m.bandwidth), color=colour, label=m.name)
+        ridge = np.log10(m.ridge(state.dtype))
+        x = np.array([-2.0, ridge, 4.0]) if -2 < ridge < 4 else xs       # the roof's corner drawn exactly
+        roof = np.minimum(np.log10(m.peak[state.dtype]), x + np.log10(m.bandwidth))
+        ax.plot(x, roof, color=colour, label=m.name)
         if state.attainable.get(m.name):
-            ax.plot([state.intensity], [state.attainable[m.name]], "o", color=colour)
+            ax.plot([np.log10(state.intensity)], [np.log10(state.attainable[m.name])], "o", color=colour)
     if state.intensity > 0:
-        ax.axvline(state.intensity, color="grey", ls=":", lw=1)
+        ax.axvline(np.log10(state.intensity), color="grey", ls=":", lw=1)
     _log_ticks(ax)
-    ax.set_xlabel("arithmetic intensity (operations per byte)")
-    ax.set_ylabel("attainable operations per second")
+    ax.set_xlabel("arithmetic intensity (operations per byte, log scale)")
+    ax.set_ylabel("attainable operations per second (log scale)")
     ax.set_title(f"{state.operation}, n={state.n}, {state.dtype}", fontsize=9)
     ax.legend(fontsize=7, loc="upper left")
     return fig
@@ -214,10 +217,10 @@ def static_roofline(cpu: Machine | None = None) -> Figure:
     for ax, dtype in zip(axes, ["float32", "int8"]):
         state = roofline_point(OPERATIONS[0], 512, dtype, cpu)
         draw_roofline(state, ax=ax)
-        for op, height in zip(OPERATIONS, [3e8, 3e8, 3e10]):
+        for op, height in zip(OPERATIONS, [8.5, 8.5, 10.5]):
             s = roofline_point(op, 512 if op != OPERATIONS[2] else 56, dtype, cpu)
-            ax.axvline(s.intensity, color="grey", ls=":", lw=1)
-            ax.text(s.intensity * 1.15, height, op.split()[0], rotation=90, fontsize=7)
+            ax.axvline(np.log10(s.intensity), color="grey", ls=":", lw=1)
+            ax.text(np.log10(s.intensity) + 0.06, height, op.split()[0], rotation=90, fontsize=7)
         ax.set_title(f"{dtype}: matmul (n=512), add (n=512), conv2d (56x56)", fontsize=9)
     fig.tight_layout()
     return fig
