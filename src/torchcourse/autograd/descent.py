@@ -1,7 +1,7 @@
 """Descent playground: gradient descent on a two-parameter loss, with and without ``zero_grad``.
 
-Used in notebook 2.3 (``solutions/02-autograd/03-custom-functions-and-engine.ipynb``), section 4
-"Autograd at work: a training loop".
+Used in notebook 2.3 (``solutions/02-autograd/03-custom-functions-and-engine.ipynb``), section 3
+"Autograd at work: a training loop", subsection "The descent playground".
 
 core: ``descend(surface, lr, momentum, steps, forget_zero_grad)`` -> ``DescentState``: two real
       ``torch.optim.SGD`` runs from the same start, one calling ``optimizer.zero_grad()`` each step
@@ -68,7 +68,7 @@ def run(surface: str, lr: float, momentum: float, steps: int, zero_grad: bool) -
         loss.backward()
         opt.step()
         path.append(tuple(w.tolist()))
-        if not np.isfinite(path[-1]).all() or float(loss_fn(w.detach())) > RUNAWAY:
+        if not np.isfinite(path[-1]).all() or loss.item() > RUNAWAY:  # the loss before this step
             break
     return path
 
@@ -100,7 +100,7 @@ def _contours(surface: str) -> list:
     import contourpy
 
     loss_fn, _, (x0, x1, y0, y1) = SURFACES[surface]
-    xs, ys = torch.linspace(x0, x1, 80, dtype=torch.float64), torch.linspace(y0, y1, 80, dtype=torch.float64)
+    xs, ys = torch.linspace(x0, x1, 48, dtype=torch.float64), torch.linspace(y0, y1, 48, dtype=torch.float64)
     gx, gy = torch.meshgrid(xs, ys, indexing="xy")
     z = np.log1p(loss_fn(torch.stack([gx, gy], dim=-1)).numpy())
     gen = contourpy.contour_generator(gx.numpy(), gy.numpy(), z)

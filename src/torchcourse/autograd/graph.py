@@ -1,7 +1,8 @@
 """Graph explorer: the graph PyTorch really recorded, and backward run through it one node at a time.
 
-Used in notebook 2.1 (``solutions/02-autograd/01-graph-and-backward.ipynb``), section 2
-"The graph, drawn as it is built" and section 3 "Backward, one node at a time".
+Used in notebook 2.1 (``solutions/02-autograd/01-graph-and-backward.ipynb``): the explorer in section 2
+"The graph, drawn as it is built"; ``trace`` and ``draw_graph`` in section 3 "Backward on a scalar:
+the worked example".
 
 core: ``record(expression, x, y, step)`` -> ``GraphState``: the expression is evaluated with real
       PyTorch on two scalar leaves; the graph is walked from ``out.grad_fn`` through

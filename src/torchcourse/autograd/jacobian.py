@@ -1,7 +1,7 @@
 """Jacobian explorer: the full Jacobian of a small function, and the one row combination backward gives.
 
 Used in notebook 2.2 (``solutions/02-autograd/02-jacobians-and-stopping.ipynb``), section 2
-"What backward really computes: v^T J".
+"Full Jacobians exist: rows from VJPs, columns from JVPs", subsection "The Jacobian explorer".
 
 core: ``explore(function, v_text)`` -> ``JacobianState``: the Jacobian from ``torch.func.jacrev``,
       ``v^T J`` from ``y.backward(v)`` (what it leaves in ``x.grad``), and the pass counts: a full
