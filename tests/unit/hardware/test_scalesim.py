@@ -4,7 +4,8 @@ SCALE-Sim cannot share the pinned environment: it pulls in numba, pandas and Cyt
 does not pin, and version 3.0.0 fails under the pinned NumPy 2.4 (``int()`` of a one-element array in
 ``scalesim/memory/read_buffer.py``, an error in NumPy 2.4; it runs under NumPy 2.2). So the test builds a
 throw-away virtual environment with ``scalesim==3.0.0`` and ``numpy<2.3``, cached in pytest's cache
-folder (``.pytest_cache``, ignored by git), and runs SCALE-Sim there in a subprocess. It is skipped, with
+folder (``.pytest_cache``, ignored by git; the system's temporary folder when the cache plugin is
+off), and runs SCALE-Sim there in a subprocess. It is skipped, with
 the reason, only when that installation fails (no network and no cached environment).
 
 The documented relation, per shape (see ``torchcourse/hardware/scalesim_reference.py``):
@@ -18,6 +19,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import tempfile
 import textwrap
 import venv
 from pathlib import Path
@@ -112,7 +114,12 @@ def _python_of(env: Path) -> Path:
 @pytest.fixture(scope="module")
 def scalesim_python(request) -> Path:
     """A Python with SCALE-Sim installed: cached across runs, built (about 30-60 s) when missing."""
-    env = Path(request.config.cache.mkdir("torchcourse-scalesim")) / "venv"
+    cache = getattr(request.config, "cache", None)       # absent under -p no:cacheprovider
+    if cache is not None:
+        folder = Path(cache.mkdir("torchcourse-scalesim"))
+    else:
+        folder = Path(tempfile.gettempdir()) / "torchcourse-scalesim"
+    env = folder / "venv"
     python = _python_of(env)
     marker = env / "installed.txt"
     if marker.exists() and marker.read_text() == " ".join(REQUIREMENTS) and python.exists():
