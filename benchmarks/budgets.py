@@ -158,6 +158,16 @@ def bench_widgets(widgets: list, repeats: int) -> bool:
     return ok_all
 
 
+def run_probes(probes: list[str]) -> None:
+    """Print what each declared probe measures ("module:function" returning {name: number})."""
+    for name in probes:
+        module_name, _, func = name.partition(":")
+        start = time.perf_counter()
+        figures = getattr(importlib.import_module(module_name), func)()
+        shown = ", ".join(f"{k} {v:,.4g}" for k, v in figures.items())
+        print(f"  probe {name}: {shown} ({time.perf_counter() - start:.1f} s)")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--chapter", action="append", help="e.g. 02-autograd (repeatable; default: every chapter)")
@@ -174,6 +184,7 @@ def main(argv: list[str] | None = None) -> int:
             results.append(bench_notebooks(chapter, budgets.notebook_s))
         if not args.no_widgets:
             results.append(bench_widgets(budgets.widgets, args.repeats))
+        run_probes(budgets.probes)
     print("All budgets met." if all(results) else "Some budgets missed (see FAIL above).")
     return 0  # a report, not a test: the exit status does not judge
 

@@ -29,6 +29,9 @@ class ChapterBudgets:
     #: Each solution notebook, run once in a fresh kernel (kernel start included).
     notebook_s: float = 20.0
     widgets: list[WidgetBudget] = field(default_factory=list)
+    #: Other figures the chapter reports, as "module:function" names of zero-argument functions that
+    #: return {name: number} (e.g. a simulator's throughput); printed, not judged.
+    probes: list[str] = field(default_factory=list)
 
 
 def package_for(chapter: str) -> str:

@@ -56,7 +56,7 @@ def test_cpu_only_torch_is_an_opt_in_of_the_same_pinned_version():
     """`make lab TORCH_INDEX=...` installs the lock's torch pin from that index first; by default the lock
     alone decides (a dry run: make prints the commands it would run)."""
     default = _setup_commands()
-    assert "--index-url" not in default and "pip --disable-pip-version-check -q install -r requirements/lock.txt" in default
+    assert "--index-url" not in default and "-q install -r requirements/lock.txt" in default
     cpu = _setup_commands("TORCH_INDEX=https://download.pytorch.org/whl/cpu")
     first = cpu.index('install --index-url https://download.pytorch.org/whl/cpu "torch==2.13.0"')
     assert first < cpu.index("install -r requirements/lock.txt")

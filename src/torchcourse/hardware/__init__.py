@@ -23,4 +23,5 @@ BUDGETS = ChapterBudgets(
         WidgetBudget("torchcourse.hardware.fixedpoint", "FixedPointExplorer",
                      {"int_bits": [0, 2, 5, 8, 15], "value": [3.14159, -0.3, 40.0, -40.0, 0.001]}),
     ],
+    probes=["torchcourse.hardware.systolic:measure_throughput"],  # simulated MACs per second
 )
