@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -235,12 +236,31 @@ def _instructor_theme(app: Sphinx, config: Any) -> None:
         config.html_theme_options["use_download_button"] = False
 
 
+def _widget_fonts_beside_pages(app: Sphinx, exception: Exception | None) -> None:
+    """A copy of the widgets' icon fonts in ``<page folder>/@jupyter-widgets/`` for every folder of pages.
+
+    Most widget CSS takes its fonts from ``_static/ipywidgets/`` (book/js/require-config.js), but on some
+    page loads a bundled widget module computes its webpack public path from require.js's base URL, the
+    page's own folder, before that mapping applies; the fonts must be found there too, or they 404.
+    """
+    if exception is not None or app.builder.format != "html":
+        return
+    out = Path(app.outdir)
+    fonts = sorted((out / "_static" / "ipywidgets").glob("*.woff2"))
+    for folder in {page.parent for page in out.rglob("*.html") if "_static" not in page.parts}:
+        target = folder / "@jupyter-widgets"
+        target.mkdir(exist_ok=True)
+        for font in fonts:
+            shutil.copyfile(font, target / font.name)
+
+
 def setup(app: Sphinx) -> dict[str, Any]:
     app.add_config_value("course_instructor", False, "env")
     app.connect("config-inited", _instructor_theme)
     app.connect("source-read", _prepare_notebook)
     app.connect("env-get-outdated", _always_reread)
     app.connect("html-page-context", _dedupe_scripts, priority=900)
+    app.connect("build-finished", _widget_fonts_beside_pages)
     app.add_directive("course-pages", CoursePages)
     app.add_directive("course-glossary", CourseGlossary)
     app.add_directive("course-errata", CourseErrata)
