@@ -20,6 +20,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from tests.helpers import site as sitebuild
 from tests.helpers.browser import Traffic, offline_context
@@ -167,7 +168,10 @@ def test_notebook_runs_and_a_widget_responds(browser, lab, notebook):
     ctx = offline_context(browser, traffic)
     page = ctx.new_page()
     rel = notebook.relative_to(ROOT / "chapters").as_posix()
-    page.goto(f"{lab.base}/lab/tree/{rel}?token={lab.token}", wait_until="load")
+    # A workspace of its own, reset: otherwise JupyterLab restores the notebooks earlier tests opened,
+    # and Run All can act on one of those.
+    page.goto(f"{lab.base}/lab/workspaces/{notebook.parent.name}/tree/{rel}?reset&token={lab.token}",
+              wait_until="load")
     page.wait_for_selector(".jp-NotebookPanel .jp-Notebook .jp-Cell", timeout=60_000)
     page.wait_for_function("() => document.querySelector('#jp-main-statusbar')?.innerText.includes('| Idle')",
                            timeout=60_000)
@@ -179,12 +183,17 @@ def test_notebook_runs_and_a_widget_responds(browser, lab, notebook):
     page.locator("li.lm-Menu-item[data-command='runmenu:run-all']").click()
     code_cells = page.locator(".jp-Notebook .jp-CodeCell").count()
     # Done when every code cell has an execution count and the kernel is idle again.
-    page.wait_for_function(
-        """n => {
-            const prompts = [...document.querySelectorAll('.jp-Notebook .jp-CodeCell .jp-InputArea-prompt')];
-            return prompts.length === n && prompts.every(p => /\\[\\d+\\]/.test(p.innerText))
-                && document.querySelector('#jp-main-statusbar').innerText.includes('| Idle');
-        }""", arg=code_cells, timeout=180_000)
+    try:
+        page.wait_for_function(
+            """n => {
+                const prompts = [...document.querySelectorAll('.jp-Notebook .jp-CodeCell .jp-InputArea-prompt')];
+                return prompts.length === n && prompts.every(p => /\\[\\d+\\]/.test(p.innerText))
+                    && document.querySelector('#jp-main-statusbar').innerText.includes('| Idle');
+            }""", arg=code_cells, timeout=360_000)  # a whole chapter notebook, widgets drawn, a loaded machine
+    except PlaywrightTimeout:
+        prompts = page.locator(".jp-Notebook .jp-CodeCell .jp-InputArea-prompt").all_inner_texts()
+        status = page.locator("#jp-main-statusbar").inner_text()
+        pytest.fail(f"Run All did not finish: {code_cells} code cells, prompts {prompts}, status bar {status!r}")
 
     handle = page.locator(".jp-OutputArea-output .widget-slider .noUi-handle").first
     handle.wait_for(timeout=30_000)
