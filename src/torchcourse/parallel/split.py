@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 import torch
 from torch import nn
 
+from torchcourse.parallel.ring import chunk_bounds
+
 
 @dataclass
 class SplitResult:
@@ -30,14 +32,9 @@ def nbytes(t: torch.Tensor) -> int:
 
 
 def stage_bounds(n_layers: int, n_stages: int) -> list[tuple[int, int]]:
-    """Consecutive layers per stage, as even as possible (earlier stages get the extra layer)."""
-    base, extra = divmod(n_layers, n_stages)
-    out, start = [], 0
-    for s in range(n_stages):
-        stop = start + base + (1 if s < extra else 0)
-        out.append((start, stop))
-        start = stop
-    return out
+    """Consecutive layers per stage, as even as possible (earlier stages get the extra layer): the same cut
+    as a ring all-reduce's chunks."""
+    return chunk_bounds(n_layers, n_stages)
 
 
 def pipeline_parallel(model: nn.Sequential, x: torch.Tensor, n_stages: int) -> SplitResult:
