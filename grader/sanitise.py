@@ -2,12 +2,20 @@
 
 Test and locked cells are restored from the gradebook, missing test cells re-inserted,
 retyped cells retyped back, the kernelspec reset and outputs cleared. Before that, a
-small pre-pass turns cells that only *claim* to be graded (an unknown grade id, or a
-second copy of a known one) into ordinary learner cells, so that one copy-pasted cell
-costs nobody anything, where nbgrader 0.9 would abort the whole class's batch.
+small pre-pass makes a damaged notebook cost only what is damaged:
 
-A notebook that cannot be read raises `SanitiseError` with a message for a person; the
-caller records it and goes on with the next notebook.
+* cells that only *claim* to be graded (an unknown grade id, or a second copy of a known
+  one) become ordinary learner cells; of several copies, the one nearest after its answer
+  is graded, so a copy pasted above the answer costs an honest learner nothing;
+* a cell's nbgrader metadata is rebuilt from the gradebook, so an extra or invalid key is
+  one line in the notes, not a notebook that nbgrader refuses;
+* a test cell whose metadata was stripped is recognised by its visible source; a test cell
+  that is gone is put back after the nearest cell of the source that is still there (or
+  before the next one), so deleting one whole exercise costs that exercise only;
+* a notebook with none of the chapter's cells is "not this chapter's notebook".
+
+A notebook that cannot be read raises `SanitiseError` with a one-line message for a person
+(without the file name: the caller names the file); the caller records it and goes on.
 """
 
 from __future__ import annotations
@@ -17,12 +25,18 @@ import os
 import stat
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 
 import nbformat
 from nbformat import NotebookNode
 
 MAX_BYTES = 256 * 2**20   # a notebook larger than this is refused (outputs are cleared anyway)
 log = logging.getLogger("grader.sanitise")
+# nbgrader's preprocessors log every restored cell, and jsonschema's whole report on invalid metadata: what
+# matters reaches the notes in one line each, so their log goes nowhere (not to Python's last-resort stderr).
+_QUIET = logging.getLogger("grader.sanitise.nbgrader")
+_QUIET.addHandler(logging.NullHandler())
+_QUIET.propagate = False
 
 
 class SanitiseError(ValueError):
@@ -43,13 +57,13 @@ def read_notebook(path: Path) -> NotebookNode:
     try:
         st = os.lstat(path)
     except FileNotFoundError:
-        raise SanitiseError(f"{path.name} was not submitted") from None
+        raise SanitiseError("the notebook was not submitted") from None
     if stat.S_ISLNK(st.st_mode):
-        raise SanitiseError(f"{path.name} is a symbolic link, not a notebook; refused")
+        raise SanitiseError("a symbolic link, not a notebook; refused")
     if not stat.S_ISREG(st.st_mode):
-        raise SanitiseError(f"{path.name} is not a regular file; refused")
+        raise SanitiseError("not a regular file; refused")
     if st.st_size > MAX_BYTES:
-        raise SanitiseError(f"{path.name} is {st.st_size / 2**20:.0f} MiB, over the {MAX_BYTES // 2**20} MiB limit")
+        raise SanitiseError(f"{st.st_size / 2**20:.0f} MiB, over the {MAX_BYTES // 2**20} MiB limit")
     fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
     with os.fdopen(fd, "rb") as f:
         data = f.read(MAX_BYTES + 1)
@@ -57,12 +71,12 @@ def read_notebook(path: Path) -> NotebookNode:
         text = data.decode("utf-8")
         nb = nbformat.reads(text, as_version=4)
     except UnicodeDecodeError:
-        raise SanitiseError(f"{path.name} is not UTF-8 text, so not a notebook") from None
+        raise SanitiseError("not UTF-8 text, so not a notebook") from None
     except Exception as exc:  # nbformat raises several types for bad JSON or an unknown version
         why = f"{type(exc).__name__}: {str(exc)[:200]}"
-        raise SanitiseError(f"{path.name} is not a readable notebook ({why})") from None
+        raise SanitiseError(f"not a readable notebook ({why})") from None
     if not isinstance(nb.get("cells"), list):
-        raise SanitiseError(f"{path.name} has no list of cells")
+        raise SanitiseError("not a readable notebook (it has no list of cells)")
     return nb
 
 
@@ -74,23 +88,70 @@ def _claims(cell: NotebookNode) -> str | None:
     return gid if isinstance(gid, str) else None
 
 
+def _metadata_problem(md: dict) -> str | None:
+    """What is wrong with a learner's nbgrader metadata, in a few words (None: nothing)."""
+    from nbgrader.nbgraderformat import MetadataValidator
+
+    schema = MetadataValidator().schema
+    extra = sorted(str(k) for k in md if k not in schema["properties"])
+    if extra:
+        return "unexpected key " + ", ".join(repr(k[:40]) for k in extra[:3])
+    if md.get("schema_version") != schema["properties"]["schema_version"].get("enum", [3])[0]:
+        return None  # an older nbgrader's metadata: nbgrader upgrades it; nothing to report
+    import jsonschema
+
+    for err in jsonschema.Draft4Validator(schema).iter_errors(md):
+        where = "/".join(str(x) for x in err.absolute_path) or "metadata"
+        return f"invalid {where!s:.40} ({err.message[:80]})"
+    return None
+
+
+def _keeper(copies: list[int], after: int | None) -> int:
+    """Of several cells claiming one grade id, the one graded: the first after its answer (the cell of
+    the source before it), else the last (nbgrader's own choice)."""
+    if after is not None:
+        later = [i for i in copies if i > after]
+        if later:
+            return later[0]
+    return copies[-1]
+
+
 def _prepass(nb: NotebookNode, known: dict[str, dict], notes: list[str]) -> None:
-    seen: set[str] = set()
     for cell in nb.cells:
         if not isinstance(cell.get("metadata"), dict):
             cell["metadata"] = NotebookNode()
-        md = cell.metadata.get("nbgrader")
-        if md is None:
+        if "nbgrader" in cell.metadata and not isinstance(cell.metadata["nbgrader"], dict):
+            del cell.metadata["nbgrader"]
+    claims: dict[str, list[int]] = {}
+    for i, cell in enumerate(nb.cells):
+        if "nbgrader" not in cell.metadata:
             continue
         gid = _claims(cell)
-        if gid is None or gid not in known or gid in seen:
-            why = "an unknown grade id" if gid not in known else "a second copy"
-            notes.append(f"cell claiming {gid!r} ({why}) treated as an ordinary cell")
+        if gid is None or gid not in known:
+            notes.append(f"cell {i + 1} claiming {gid!r} (an unknown grade id) treated as an ordinary cell")
             del cell.metadata["nbgrader"]
             continue
-        seen.add(gid)
-        # The flags that decide how a cell is restored come from the gradebook, not from the learner's copy.
-        cell.metadata["nbgrader"] = NotebookNode({**md, **known[gid]})
+        claims.setdefault(gid, []).append(i)
+    kept: dict[str, int] = {}
+    previous: str | None = None
+    for gid in known:  # the source's order: an answer is decided before the test cell after it
+        if gid in claims:
+            copies = claims[gid]
+            keep = _keeper(copies, kept.get(previous) if previous else None)
+            kept[gid] = keep
+            for i in copies:
+                if i != keep:
+                    notes.append(f"cell {i + 1} claiming {gid!r} (a second copy) treated as an ordinary cell; "
+                                 f"cell {keep + 1} is the graded one")
+                    del nb.cells[i].metadata["nbgrader"]
+        previous = gid
+    for gid, i in kept.items():
+        md = nb.cells[i].metadata["nbgrader"]
+        problem = _metadata_problem(md)
+        if problem:
+            notes.append(f"cell {i + 1} ({gid!r}): nbgrader metadata with {problem}; restored from the source")
+        # How a cell is restored comes from the gradebook, never from the learner's copy.
+        nb.cells[i].metadata["nbgrader"] = NotebookNode(dict(known[gid]))
     for cell in nb.cells:  # outputs are never trusted and may be huge
         if cell.get("cell_type") == "code":
             cell["outputs"] = []
@@ -98,6 +159,82 @@ def _prepass(nb: NotebookNode, known: dict[str, dict], notes: list[str]) -> None
         if not isinstance(cell.get("source"), str):
             src = cell.get("source", "")
             cell["source"] = "".join(src) if isinstance(src, list) else str(src)
+
+
+def _lines(text: str) -> tuple[str, ...]:
+    return tuple(line.rstrip() for line in text.splitlines() if line.strip())
+
+
+def _visible(source: str) -> str:
+    """A test cell's source as released: without its hidden block (markers included)."""
+    from torchcourse.contract import BEGIN_HIDDEN, END_HIDDEN
+
+    out, hidden = [], False
+    for line in source.splitlines():
+        if line.strip().startswith(BEGIN_HIDDEN):
+            hidden = True
+        elif line.strip().startswith(END_HIDDEN):
+            hidden = False
+        elif not hidden:
+            out.append(line)
+    return "\n".join(out)
+
+
+def _source_of(db_url: str, chapter: str, notebook: str) -> dict[str, SimpleNamespace]:
+    """Each graded cell of the source as the gradebook holds it (detached from the database session)."""
+    from nbgrader.api import Gradebook
+
+    with Gradebook(db_url) as gb:
+        nb = gb.find_notebook(notebook, chapter)
+        return {c.name: SimpleNamespace(name=c.name, cell_type=c.cell_type, locked=c.locked, checksum=c.checksum,
+                                        source=c.source) for c in nb.source_cells}
+
+
+def _restore_missing(nb: NotebookNode, known: dict[str, dict], notes: list[str], db_url: str, chapter: str,
+                     notebook: str) -> None:
+    """Put back every graded cell nbgrader would need: recognised by its source when its metadata was
+    stripped, else inserted where the source has it. A notebook with none of the chapter's cells is refused."""
+    def claimed() -> dict[str, int]:
+        return {gid: i for i, c in enumerate(nb.cells) if (gid := _claims(c)) in known}
+
+    have = claimed()
+    missing = [gid for gid, md in known.items() if md.get("grade") and gid not in have]
+    if not missing:
+        return
+    from nbgrader.preprocessors import OverwriteCells
+
+    source = _source_of(db_url, chapter, notebook)
+    recognised = []
+    for gid in missing:
+        want = _lines(_visible(source[gid].source))
+        for i, cell in enumerate(nb.cells):
+            if (want and "nbgrader" not in cell.metadata and cell.get("cell_type") == source[gid].cell_type
+                    and _lines(cell.source) in (want, _lines(source[gid].source))):
+                cell.metadata["nbgrader"] = NotebookNode(dict(known[gid]))
+                recognised.append(gid)
+                notes.append(f"cell {i + 1} had lost its nbgrader metadata; recognised by its source as {gid!r}")
+                break
+    if not have and not recognised:
+        raise SanitiseError("not this chapter's notebook (none of its cells carries one of the grade ids "
+                            "or the test source the chapter has)")
+    order = list(known)
+    adder = OverwriteCells()
+    for gid in missing:
+        if gid in recognised:
+            continue
+        have = claimed()
+        k = order.index(gid)
+        before = next((have[g] for g in reversed(order[:k]) if g in have), None)
+        after = next((have[g] for g in order[k + 1:] if g in have), None)
+        at = before + 1 if before is not None else after if after is not None else len(nb.cells)
+        md = known[gid]
+        cell = nbformat.from_dict(adder.missing_cell_transform(source[gid], md.get("points", 0),
+                                                               is_solution=bool(md.get("solution"))))
+        cell.metadata["nbgrader"] = nbformat.from_dict({**cell.metadata["nbgrader"], **md})
+        nb.cells.insert(at, cell)
+        where = (f"after {_claims(nb.cells[before])!r}" if before is not None
+                 else f"before {_claims(nb.cells[at + 1])!r}" if after is not None else "at the end")
+        notes.append(f"test cell {gid!r} was missing; put back from the source {where}")
 
 
 def source_cells(db_url: str, chapter: str, notebook: str) -> tuple[dict[str, dict], dict[str, float]]:
@@ -139,23 +276,19 @@ def sanitise(path: Path, chapter: str, notebook: str, db_url: str, known: dict[s
     try:
         _prepass(nb, known, notes)
     except (AttributeError, TypeError, ValueError, KeyError) as exc:  # e.g. a "cell" that is a number
-        raise SanitiseError(f"{path.name} holds something that is not a notebook cell "
+        raise SanitiseError("not a readable notebook: it holds something that is not a notebook cell "
                             f"({type(exc).__name__}: {str(exc)[:200]})") from None
+    _restore_missing(nb, known, notes, db_url, chapter, notebook)
     resources = {"nbgrader": {"notebook": notebook, "assignment": chapter, "db_url": db_url, "student": "-"}}
-    quiet = logging.getLogger("grader.sanitise.nbgrader")
-    quiet.setLevel(logging.ERROR)
     steps = [ClearOutput(), DeduplicateIds(), OverwriteKernelspec(), OverwriteCells(add_missing_cells=True),
              CheckCellMetadata()]
     try:
         for step in steps:
-            step.log = quiet
+            step.log = _QUIET
             nb, resources = step.preprocess(nb, resources)
-    except KeyError as exc:  # nbgrader puts a missing test cell after the cell before it, which is missing too
-        raise SanitiseError(f"{path.name}: nbgrader could not put missing test cells back: the cell "
-                            f"{str(exc.args[0] if exc.args else '?')[:80]!r} is missing as well") from None
-    except Exception as exc:
-        why = f"{type(exc).__name__}: {exc}"
-        raise SanitiseError(f"{path.name}: nbgrader could not restore its cells ({why})") from None
+    except Exception as exc:  # not expected after the pre-pass; one line, never nbgrader's traceback
+        first = (str(exc).strip().splitlines() or [""])[0][:200]
+        raise SanitiseError(f"nbgrader could not restore its cells ({type(exc).__name__}: {first})") from None
     code_cells, grade_cells = _locate_grade_cells(nb, points)
     for gid in points:
         if gid not in grade_cells:  # cannot happen after add_missing_cells; say so if it does

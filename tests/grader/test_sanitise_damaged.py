@@ -1,0 +1,96 @@
+"""sanitise on damaged notebooks: only what is damaged is lost (issue 17, item 8). Fed the tiny chapter with
+each kind of damage, and nbgrader's own test notebooks as foreign submissions."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import nbformat
+import nbgrader
+import pytest
+
+from grader.sanitise import SanitiseError, sanitise
+from tests.helpers.tiny import CHAPTER, NOTEBOOK, SECRET_X, SECRET_Y, answer_cell, answered_nb, by_id, checks_cell, write
+
+NBGRADER_FILES = Path(nbgrader.__file__).parent / "tests" / "preprocessors" / "files"
+
+
+def _run(tmp_path, nb, db_url):
+    return sanitise(write(nb, tmp_path / "nb.ipynb"), CHAPTER, NOTEBOOK, db_url)
+
+
+def _graded(sub, gid):
+    """(index in the notebook, source) of the cell graded as `gid`."""
+    index = sub.code_cells[sub.grade_cells[gid]]
+    return index, sub.nb.cells[index].source
+
+
+def test_a_deleted_exercise_is_put_back_alone_after_the_cells_before_it(tmp_path, db_url):
+    nb = answered_nb()
+    nb.cells.remove(by_id(nb, "ex"))
+    nb.cells.remove(by_id(nb, "ex-answer"))
+    sub = _run(tmp_path, nb, db_url)
+    (ix, src_x), (iy, src_y) = _graded(sub, "ex"), _graded(sub, "ey")
+    assert SECRET_X in src_x and SECRET_Y in src_y
+    assert "expect_equal" in sub.nb.cells[ix - 1].source and ix < iy  # after the setup cell, before ey's answer
+    assert sub.notes == ["test cell 'ex' was missing; put back from the source before 'ey-answer'"]
+
+
+def test_stripped_metadata_is_recognised_by_the_test_source(tmp_path, db_url):
+    nb = answered_nb()
+    for cell in nb.cells:
+        cell.metadata.pop("nbgrader", None)
+    sub = _run(tmp_path, nb, db_url)
+    (ix, src_x), (iy, src_y) = _graded(sub, "ex"), _graded(sub, "ey")
+    assert SECRET_X in src_x and SECRET_Y in src_y
+    assert "def double" in sub.nb.cells[ix - 1].source and "def triple" in sub.nb.cells[iy - 1].source
+    assert any("cell 4 had lost its nbgrader metadata; recognised by its source as 'ex'" == n for n in sub.notes)
+
+
+def test_a_copy_of_a_test_cell_above_its_answer_is_not_the_graded_one(tmp_path, db_url):
+    nb = answered_nb()
+    copy = nbformat.from_dict(json.loads(json.dumps(by_id(nb, "ex"))))
+    copy["id"] = "copy-above"
+    nb.cells.insert(nb.cells.index(by_id(nb, "ex-answer")), copy)  # cell 3, above the answer (cell 4)
+    sub = _run(tmp_path, nb, db_url)
+    ix, src = _graded(sub, "ex")
+    assert "def double" in sub.nb.cells[ix - 1].source and SECRET_X in src
+    assert sub.notes == ["cell 3 claiming 'ex' (a second copy) treated as an ordinary cell; cell 5 is the graded one"]
+
+
+@pytest.mark.parametrize("change, said", [
+    ({"bogus": 1}, "unexpected key 'bogus'"),
+    ({"points": "lots"}, "invalid points ('lots' is not of type 'number')"),
+    ({"grade": "yes"}, "invalid grade"),
+])
+def test_an_extra_or_invalid_metadata_key_is_one_line_not_a_zero(tmp_path, db_url, capfd, change, said):
+    nb = answered_nb()
+    by_id(nb, "ex").metadata["nbgrader"].update(change)
+    sub = _run(tmp_path, nb, db_url)
+    assert sorted(sub.grade_cells) == ["ex", "ey"] and SECRET_X in _graded(sub, "ex")[1]
+    assert len(sub.notes) == 1 and sub.notes[0].startswith("cell 4 ('ex'): nbgrader metadata with " + said)
+    out, err = capfd.readouterr()
+    assert "Traceback" not in err + out and "jsonschema" not in err + out and "Failed validating" not in err + out
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in NBGRADER_FILES.glob("*.ipynb")))
+def test_nbgraders_own_test_notebooks_are_refused_in_one_line_or_graded(tmp_path, db_url, capfd, name):
+    """Submitted in place of the chapter's notebook, each of nbgrader's test notebooks is either 'not this
+    chapter's notebook' or unreadable, in one line without the file name; never a crash."""
+    path = tmp_path / "nb.ipynb"
+    path.write_bytes((NBGRADER_FILES / name).read_bytes())
+    with pytest.raises(SanitiseError) as err:
+        sanitise(path, CHAPTER, NOTEBOOK, db_url)
+    msg = str(err.value)
+    assert msg.startswith(("not this chapter's notebook", "not a readable notebook")), msg
+    assert "\n" not in msg and "nb.ipynb" not in msg
+    assert "Traceback" not in "".join(capfd.readouterr())
+
+
+def test_a_chapter_notebook_with_a_foreign_bonus_cell_keeps_its_own_cells(tmp_path, db_url):
+    nb = answered_nb()
+    nb.cells.insert(0, answer_cell("their-answer", "x = 1"))
+    nb.cells.append(checks_cell("theirs", "assert True", 10))
+    sub = _run(tmp_path, nb, db_url)
+    assert sorted(sub.grade_cells) == ["ex", "ey"] and len(sub.notes) == 2
