@@ -54,21 +54,22 @@ def _collect(args, course: Course) -> int:
     if args.source and len(chapters) != 1:
         raise SystemExit("--from needs one CHAPTER")
     for chapter in chapters:
-        if args.source:
-            try:
+        try:
+            if args.source:
                 done = collect.from_folder(course, chapter, Path(args.source))
-            except ValueError as exc:
-                print(f"collect: {exc}", file=sys.stderr)
-                return 1
-            for raw, sid in sorted(done.ids.items()):
-                print(f"{chapter}: {raw} -> {sid}")
-            for entry, why in done.refused:
-                print(f"collect: refused {entry}: {why}", file=sys.stderr)
-            if done.refused:
-                print(f"{chapter}: {len(done.refused)} entries refused (listed above)", file=sys.stderr)
-        else:
-            students = collect.from_exchange(course, chapter)
-            print(f"{chapter}: {len(students)} submissions in {course.submitted}")
+            else:
+                done = collect.from_exchange(course, chapter)
+        except ValueError as exc:
+            print(f"collect: {exc}", file=sys.stderr)
+            return 1
+        for raw, sid in sorted(done.ids.items()):
+            print(f"{chapter}: {raw} -> {sid}")
+        for entry, why in done.refused:
+            print(f"collect: refused {entry}: {why}", file=sys.stderr)
+        if done.refused:
+            print(f"{chapter}: {len(done.refused)} entries refused (listed above)", file=sys.stderr)
+        if not args.source:
+            print(f"{chapter}: {len(course.students(chapter))} submissions in {course.submitted}")
     return 0
 
 

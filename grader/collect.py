@@ -1,26 +1,44 @@
 """collect: submissions into submitted/<student>/<chapter>/, from nbgrader's exchange or an LMS download.
 
-A learning-management system hands out a folder or zip of notebooks whose names carry the
-student (``smithjane_1234_5678_01-what-is-a-tensor-1.ipynb``), or one folder per student.
-Each notebook is mapped to a student id and to one of the chapter's notebooks by name;
-ids and file names are sanitised, links and archive tricks refused, nothing is executed.
+An LMS hands out a folder or zip of notebooks whose names carry the student (Canvas, Moodle and
+Blackboard each have their own format, below), or one folder per student. Each notebook is
+mapped to a person and to one of the chapter's notebooks by name; ids and file names are
+sanitised, links and archive tricks refused, nothing is executed.
+
+Two people never share a student id: ids are compared ignoring case, and when two people
+(two LMS user ids, two folder names, two unix users) would get the same id, neither is
+collected and the message says why. `submitted/<student>/.torchcourse/identity` remembers
+whose folder it is, so a later collect never writes one person's work into another's folder.
+
+From the exchange, a submission is collected only when every file in it belongs to the
+student it names (or to the user collecting, who may submit for a student), when its time is
+not in the future, and when its files were not changed after that time.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import stat
 import tempfile
 import zipfile
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from grader.course import Course
+from grader.course import COURSE_ID, Course
 
 MAX_FILE = 256 * 2**20
 MAX_TOTAL = 4 * 2**30
+# nbgrader's own format for timestamp.txt (Exchange.timestamp_format).
+TIME_FORMAT = "%Y-%m-%d %H:%M:%S.%f %Z"
+# A submission is stamped on this machine's clock, so a time ahead of it is made up; the slack covers a clock
+# step between two processes.
+FUTURE_SLACK = timedelta(seconds=60)
+# nbgrader submit stamps the time first, then copies; files changed longer after that were changed later.
+CHANGED_AFTER = timedelta(minutes=5)
+IDENTITY = Path(".torchcourse") / "identity"
 
 
 def safe_id(raw: str) -> str:
@@ -29,17 +47,84 @@ def safe_id(raw: str) -> str:
     return text or "student"
 
 
-def from_exchange(course: Course, chapter: str) -> list[str]:
-    """nbgrader's own collect from the exchange (Exchange.root, env TORCHCOURSE_EXCHANGE)."""
-    from nbgrader.apps import NbGraderAPI
+# The LMSs' download formats (one file per submitted file, the person in the name):
+#   Canvas      smithjane_1001_5678_01-what-is-a-tensor.ipynb       name, user id, submission id, file
+#               smithjane_late_1001_5678_01-what-is-a-tensor-1.ipynb (a late one; "-1" after a resubmission)
+#   Moodle      Jane Smith_1234567_assignsubmission_file_01-what-is-a-tensor.ipynb (or that prefix as a
+#               folder, "Download submissions in folders"); the number is the participant id
+#   Blackboard  Chapter 1_jsmith_attempt_2026-11-30-14-05-09_01-what-is-a-tensor.ipynb (user name)
+MOODLE = re.compile(r"^(?P<name>.+?)_(?P<id>\d+)_assignsubmission_[a-z]+_(?P<file>.*)$")
+BLACKBOARD = re.compile(r"^(?P<assignment>.*)_(?P<id>[^_]+)_attempt_\d{4}(?:-\d\d){5}(?:_(?P<file>.*))?$")
+CANVAS = re.compile(r"^(?P<name>[^_]+)_(?:late_)?(?P<id>\d+)_(?P<submission>\d+)_(?P<file>.+)$", re.IGNORECASE)
 
-    cfg = course.config()
-    cfg.Application.log_level = 40
-    api = NbGraderAPI(config=cfg)
-    done = api.collect(chapter, update=True)
-    if not done.get("success"):
-        raise RuntimeError(f"nbgrader could not collect {chapter}:\n{done.get('log', '')}{done.get('error', '')}")
-    return course.students(chapter)
+
+@dataclass(frozen=True)
+class Person:
+    """Who a downloaded file belongs to: an LMS and its user id, or a name when the download gives no id."""
+
+    source: str  # canvas, moodle, blackboard, name (a folder or a file-name prefix), unix
+    key: str     # the LMS's user id, the name itself, or the unix user name
+    name: str = ""
+
+    @property
+    def sid(self) -> str:
+        """The student id in the gradebook: it keeps the LMS's user id, so grades map back to the LMS."""
+        if self.source in ("canvas", "moodle"):
+            return safe_id(f"{self.name}_{self.key}")
+        return safe_id(self.key)
+
+    @property
+    def identity(self) -> str:
+        return f"{self.source}:{self.key}"
+
+    @property
+    def label(self) -> str:
+        if self.source in ("canvas", "moodle", "blackboard"):
+            return f"{self.name or self.key} ({self.source.capitalize()} user {self.key})"
+        return self.key
+
+
+def person_of(rel: Path) -> Person:
+    """The person a downloaded file belongs to, from its folder (one per student) or its file name."""
+    if len(rel.parts) > 1:
+        top = rel.parts[0]
+        m = MOODLE.match(top)
+        return Person("moodle", m["id"], m["name"]) if m else Person("name", top)
+    name = rel.name
+    for source, pattern in (("moodle", MOODLE), ("blackboard", BLACKBOARD), ("canvas", CANVAS)):
+        m = pattern.match(name)
+        if m:
+            return Person(source, m["id"], m.groupdict().get("name") or m["id"])
+    return Person("name", name.split("_")[0])
+
+
+def _identity_clash(course: Course, sid: str, person: Person) -> str | None:
+    """Why `submitted/<sid>` must not receive this person's work (it holds someone else's), or None."""
+    try:
+        held = (course.submitted / sid / IDENTITY).read_text().strip()
+    except OSError:
+        return None  # a new student, or a folder from before identities were kept
+    if held == person.identity:
+        return None
+    return (f"submitted/{sid} holds the work of {held}, not {person.identity}; not collected (ids are compared "
+            "ignoring case; rename the folder of one of them by hand)")
+
+
+def _remember(course: Course, sid: str, person: Person) -> None:
+    path = course.submitted / sid / IDENTITY
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(person.identity + "\n")
+
+
+def _clashes(people: dict[str, set[Person]]) -> dict[str, str]:
+    """sid -> why, for every id that two people would share."""
+    why = {}
+    for sid, who in people.items():
+        if len(who) > 1:
+            names = " and ".join(sorted(p.label for p in who))
+            why[sid] = (f"{names} would both get the student id {sid} (ids are compared ignoring case); "
+                        "neither is collected: rename one and collect again")
+    return why
 
 
 @dataclass
@@ -109,8 +194,7 @@ def from_folder(course: Course, chapter: str, source: Path) -> Collected:
             root = Path(tmp)
         if not root.is_dir():
             raise ValueError(f"{source} is neither a folder nor a zip file")
-        taken: dict[str, str] = {}
-        written: dict[Path, str] = {}
+        found: list[tuple[Path, Path, Person, str]] = []
         for path in sorted(root.rglob("*")):
             rel = path.relative_to(root)
             if path.is_dir() and not path.is_symlink():
@@ -127,25 +211,189 @@ def from_folder(course: Course, chapter: str, source: Path) -> Collected:
             if path.suffix != ".ipynb":
                 done.refused.append((str(rel), "not a notebook (.ipynb)"))
                 continue
-            raw = rel.parts[0] if len(rel.parts) > 1 else path.name.split("_")[0]
             nb = _match(path.name, notebooks)
             if nb is None:
                 done.refused.append((str(rel), f"not one of {', '.join(notebooks)}"))
                 continue
-            sid = done.ids.get(raw)
-            if sid is None:
-                sid = safe_id(raw)
-                base, k = sid, 2
-                while sid in taken and taken[sid] != raw:  # two people, one sanitised id: keep them apart
-                    sid, k = f"{base[:60]}-{k}", k + 1
-                done.ids[raw], taken[sid] = sid, raw
+            found.append((path, rel, person_of(rel), nb))
+        people: dict[str, set[Person]] = {}
+        for _, _, person, _ in found:
+            people.setdefault(person.sid, set()).add(person)
+        clash = _clashes(people)
+        written: dict[Path, str] = {}
+        for path, rel, person, nb in found:
+            sid = person.sid
+            why = clash.get(sid) or _identity_clash(course, sid, person)
+            if why:
+                done.refused.append((str(rel), why))
+                continue
+            done.ids[person.label] = sid
             out = course.submitted / sid / chapter
             out.mkdir(parents=True, exist_ok=True)
+            _remember(course, sid, person)
             if out / f"{nb}.ipynb" in written:  # two files for one student's notebook: the later one is kept
                 done.refused.append((written[out / f"{nb}.ipynb"], f"replaced by {rel}, another {nb}.ipynb "
                                      f"of {sid}"))
             written[out / f"{nb}.ipynb"] = str(rel)
             shutil.copyfile(path, out / f"{nb}.ipynb", follow_symlinks=False)
             when = datetime.fromtimestamp(path.stat().st_mtime, tz=UTC)
-            (out / "timestamp.txt").write_text(when.strftime("%Y-%m-%d %H:%M:%S.%f %Z"))
+            (out / "timestamp.txt").write_text(when.strftime(TIME_FORMAT))
+    return done
+
+
+@dataclass
+class _Entry:
+    """One submission folder in the exchange's inbound: `<student>+<chapter>+<time>+<random>`."""
+
+    path: Path
+    user: str
+    when: datetime
+
+
+def _owner(uid: int) -> str:
+    import pwd
+
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return f"uid {uid}"
+
+
+def _check_entry(path: Path, user: str, stamp: str, now: datetime) -> tuple[datetime | None, str | None]:
+    """The time of one inbound submission, or why it is refused: whose files, which time, changed when."""
+    import pwd
+
+    from nbgrader.utils import parse_utc
+
+    st = os.lstat(path)
+    if not stat.S_ISDIR(st.st_mode):
+        return None, "not a folder (a link or a file in the exchange)"
+    try:
+        student_uid = pwd.getpwnam(user).pw_uid
+    except KeyError:
+        student_uid = None
+    # Only the student and the collecting user (who may submit for a student) can make these files; a student
+    # can make neither the other's files nor the instructor's.
+    allowed = {os.geteuid(), student_uid} - {None}
+    latest = st.st_ctime
+    for top, dirs, files in os.walk(path, followlinks=False):
+        for name in ["", *dirs, *files]:
+            entry = Path(top) / name if name else Path(top)
+            est = os.lstat(entry)
+            latest = max(latest, est.st_ctime)
+            if est.st_uid not in allowed:
+                rel = entry.relative_to(path) if name else "the folder"
+                return None, (f"names {user} but {rel} belongs to {_owner(est.st_uid)}: submitted as another "
+                              "person (cheating attempt?); refused, not collected for anyone")
+    try:
+        when = parse_utc(stamp)
+    except Exception as exc:  # dateutil raises several types for text that is not a time
+        return None, f"its time {stamp[:60]!r} is not a time ({type(exc).__name__}); refused"
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    if when > now + FUTURE_SLACK:
+        return None, f"dated {when:%Y-%m-%d %H:%M:%S} UTC, in the future (made up); refused"
+    changed = datetime.fromtimestamp(latest, tz=UTC)
+    if changed > when + CHANGED_AFTER:
+        return None, (f"dated {when:%Y-%m-%d %H:%M:%S} UTC but its files were changed at {changed:%Y-%m-%d %H:%M:%S}"
+                      " UTC (back-dated or altered after submission); refused")
+    return when, None
+
+
+def _read_time(path: Path) -> datetime | None:
+    from nbgrader.utils import parse_utc
+
+    try:
+        with open(path, "rb", opener=lambda p, f: os.open(p, f | os.O_NOFOLLOW)) as fh:
+            when = parse_utc(fh.read(200).decode().strip())
+    except Exception:  # absent, a link, not a time: treated as no earlier collect
+        return None
+    return when.replace(tzinfo=UTC) if when.tzinfo is None else when
+
+
+def _copy_regular(src: Path, dest: Path) -> str | None:
+    """Copy one regular file without following links; why not, or None."""
+    try:
+        fd = os.open(src, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as exc:
+        return f"could not be read ({exc.strerror})"
+    with os.fdopen(fd, "rb") as fh:
+        st = os.fstat(fh.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            return "not a regular file"
+        if st.st_size > MAX_FILE:
+            return f"{st.st_size / 2**20:.0f} MiB, over the {MAX_FILE // 2**20} MiB limit"
+        with open(dest, "wb") as out:
+            shutil.copyfileobj(fh, out, 1 << 20)
+    return None
+
+
+def from_exchange(course: Course, chapter: str, now: datetime | None = None) -> Collected:
+    """Each student's latest acceptable submission of `chapter` from nbgrader's exchange (Exchange.root, env
+    TORCHCOURSE_EXCHANGE) into submitted/; every submission not collected is listed with why.
+
+    nbgrader's own collect only warns when a folder's owner differs from the student it names, and takes the
+    latest time even when it is in the future; here such submissions are refused, so that a student's real
+    submission is the one graded."""
+    inbound = Path(course.config().Exchange.root) / COURSE_ID / "inbound"
+    if not inbound.is_dir():
+        raise ValueError(f"{inbound} does not exist: nothing was submitted yet, or the exchange is elsewhere "
+                         "(set TORCHCOURSE_EXCHANGE)")
+    now = now or datetime.now(UTC)
+    notebooks = course.notebooks(chapter)
+    done = Collected()
+    latest: dict[str, _Entry] = {}
+    for path in sorted(inbound.iterdir()):
+        parts = path.name.rsplit("+", 3)
+        if len(parts) < 3 or parts[1] != chapter:
+            continue  # another chapter's submission, or not one at all
+        user, stamp = parts[0], parts[2]
+        try:
+            when, why = _check_entry(path, user, stamp, now)
+        except OSError as exc:
+            when, why = None, f"could not be read ({exc.strerror})"
+        if why:
+            done.refused.append((path.name, why))
+        elif user not in latest or when > latest[user].when:
+            latest[user] = _Entry(path, user, when)
+    people: dict[str, set[Person]] = {}
+    for user in latest:
+        people.setdefault(safe_id(user), set()).add(Person("unix", user))
+    clash = _clashes(people)
+    for user, entry in sorted(latest.items()):
+        person = Person("unix", user)
+        sid = person.sid
+        why = clash.get(sid) or _identity_clash(course, sid, person)
+        if not why and sid != user:
+            why = f"{user!r} is not usable as a student id (letters, digits, '.', '-', '_'; lower case)"
+        if why:
+            done.refused.append((entry.path.name, why))
+            continue
+        out = course.submitted / sid / chapter
+        held = _read_time(out / "timestamp.txt")
+        if held is not None and held >= entry.when:
+            done.ids[user] = sid  # already collected: nothing newer
+            continue
+        _remember(course, sid, person)
+        staged = Path(tempfile.mkdtemp(prefix=f".{chapter}-", dir=out.parent))
+        try:
+            for src in sorted(entry.path.iterdir()):
+                if src.name in ("timestamp.txt", "submission_secret.txt"):
+                    continue
+                if src.suffix != ".ipynb" or src.stem not in notebooks:
+                    done.refused.append((f"{entry.path.name}/{src.name}", f"not one of {', '.join(notebooks)}"))
+                    continue
+                why = _copy_regular(src, staged / src.name)
+                if why:
+                    done.refused.append((f"{entry.path.name}/{src.name}", why))
+            (staged / "timestamp.txt").write_text(entry.when.strftime(TIME_FORMAT))
+            secret = staged.parent / ".torchcourse" / f"{chapter}.secret"
+            if _copy_regular(entry.path / "submission_secret.txt", secret) is not None:
+                secret.unlink(missing_ok=True)  # feedback then goes back only through the course's own pages
+            if out.exists():
+                shutil.rmtree(out)
+            staged.rename(out)
+        finally:
+            shutil.rmtree(staged, ignore_errors=True)
+        done.ids[user] = sid
     return done

@@ -45,20 +45,21 @@ def _link_entry(name, target):
 
 
 def _submitted(course):
-    return sorted(str(p.relative_to(course.submitted)) for p in course.submitted.rglob("*") if p.is_file())
+    return sorted(str(p.relative_to(course.submitted)) for p in course.submitted.rglob("*")
+                  if p.is_file() and ".torchcourse" not in p.parts)
 
 
 def test_a_zip_is_collected_by_student_and_notebook(course, tmp_path):
-    z = _zip(tmp_path / "lms.zip", {"Smith, Jane_1234_5678_a-basics-1.ipynb": NB,
-                                    "Smith, Jane_1234_5679_b-more.ipynb": NB,
-                                    "doe.john_2_3_a-basics.ipynb": NB})
+    z = _zip(tmp_path / "lms.zip", {"smithjane_1234_5678_a-basics-1.ipynb": NB,
+                                    "smithjane_1234_5679_b-more.ipynb": NB,
+                                    "doe.john_2_a-basics.ipynb": NB})
     done = from_folder(course, CH, z)
-    assert done.ids == {"Smith, Jane": "smith_jane", "doe.john": "doe.john"}
+    assert done.ids == {"smithjane (Canvas user 1234)": "smithjane_1234", "doe.john": "doe.john"}
     assert done.refused == []
     assert _submitted(course) == [f"doe.john/{CH}/a-basics.ipynb", f"doe.john/{CH}/timestamp.txt",
-                                  f"smith_jane/{CH}/a-basics.ipynb", f"smith_jane/{CH}/b-more.ipynb",
-                                  f"smith_jane/{CH}/timestamp.txt"]
-    assert (course.submitted / "smith_jane" / CH / "timestamp.txt").read_text().endswith("UTC")
+                                  f"smithjane_1234/{CH}/a-basics.ipynb", f"smithjane_1234/{CH}/b-more.ipynb",
+                                  f"smithjane_1234/{CH}/timestamp.txt"]
+    assert (course.submitted / "smithjane_1234" / CH / "timestamp.txt").read_text().endswith("UTC")
 
 
 def test_entries_leaving_the_archive_are_refused_and_listed(course, tmp_path):
@@ -152,15 +153,19 @@ def test_unsafe_ids_are_sanitised(raw, sid):
     assert SAFE_ID.match(safe_id(raw))
 
 
-def test_two_people_with_one_sanitised_id_stay_apart_even_with_long_names(course, tmp_path):
+def test_two_people_with_one_id_ignoring_case_are_refused_with_a_message(course, tmp_path):
     src = tmp_path / "download"
-    for raw in ("A" * 70, "a" * 70, "Jo Lee", "jo_lee"):
+    for raw in ("A" * 70, "a" * 70, "Jo Lee", "jo_lee", "kim"):
         (src / raw).mkdir(parents=True)
         (src / raw / "a-basics.ipynb").write_text(NB)
     done = from_folder(course, CH, src)
-    assert len(set(done.ids.values())) == 4
-    assert all(SAFE_ID.match(s) for s in done.ids.values())
-    assert sorted(course.students(CH)) == sorted(done.ids.values())  # autograde will find every one of them
+    assert done.ids == {"kim": "kim"}  # nobody renamed silently: the two clashing pairs are not collected
+    refused = dict(done.refused)
+    assert set(refused) == {f"{'A' * 70}/a-basics.ipynb", f"{'a' * 70}/a-basics.ipynb", "Jo Lee/a-basics.ipynb",
+                            "jo_lee/a-basics.ipynb"}
+    assert "Jo Lee and jo_lee would both get the student id jo_lee (ids are compared ignoring case)" in \
+        refused["jo_lee/a-basics.ipynb"]
+    assert course.students(CH) == ["kim"]
 
 
 def test_the_command_line_lists_what_it_refused(course, tmp_path, capsys, cli):

@@ -1,0 +1,183 @@
+"""collect never confuses two people: LMS downloads keep the LMS's user id (Canvas, Moodle, Blackboard), ids
+compared ignoring case, no file over another person's, and from nbgrader's exchange only submissions whose
+files belong to the student they name, dated no later than now and not changed after their date."""
+
+from __future__ import annotations
+
+import os
+import pwd
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from grader.collect import TIME_FORMAT, from_exchange, from_folder, person_of
+from grader.course import COURSE_ID, Course
+
+CH = "01-tensors"
+NB = '{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}'
+
+
+@pytest.fixture
+def course(tmp_path):
+    sol = tmp_path / "course" / "solutions" / CH
+    sol.mkdir(parents=True)
+    for name in ("a-basics", "b-more"):
+        (sol / f"{name}.ipynb").write_text(NB)
+    return Course(tmp_path / "course")
+
+
+def _download(tmp_path, names: dict[str, str]):
+    src = tmp_path / "download"
+    for name, text in names.items():
+        (src / name).parent.mkdir(parents=True, exist_ok=True)
+        (src / name).write_text(text)
+    return src
+
+
+@pytest.mark.parametrize("name, source, key, sid", [
+    ("smithjane_1001_88001_a-basics.ipynb", "canvas", "1001", "smithjane_1001"),
+    ("smithjane_late_1002_88002_a-basics-1.ipynb", "canvas", "1002", "smithjane_1002"),
+    ("Jane Smith_4410123_assignsubmission_file_a-basics.ipynb", "moodle", "4410123", "jane_smith_4410123"),
+    ("Jane Smith_4410123_assignsubmission_file_/a-basics.ipynb", "moodle", "4410123", "jane_smith_4410123"),
+    ("Chapter 1_jsmith_attempt_2026-11-30-14-05-09_a-basics.ipynb", "blackboard", "jsmith", "jsmith"),
+    ("Ann Lee/a-basics.ipynb", "name", "Ann Lee", "ann_lee"),
+    ("kim_a-basics.ipynb", "name", "kim", "kim"),
+])
+def test_each_lms_format_gives_the_lms_user_id(name, source, key, sid):
+    from pathlib import Path
+
+    person = person_of(Path(name))
+    assert (person.source, person.key, person.sid) == (source, key, sid)
+
+
+def test_canvas_people_with_one_name_prefix_stay_two_people(course, tmp_path):
+    src = _download(tmp_path, {"smithjane_1001_5001_a-basics.ipynb": '{"who": 1}',
+                               "smithjane_1002_5002_a-basics.ipynb": '{"who": 2}'})
+    done = from_folder(course, CH, src)
+    assert done.refused == []
+    assert sorted(done.ids.values()) == ["smithjane_1001", "smithjane_1002"]
+    assert (course.submitted / "smithjane_1001" / CH / "a-basics.ipynb").read_text() == '{"who": 1}'
+    assert (course.submitted / "smithjane_1002" / CH / "a-basics.ipynb").read_text() == '{"who": 2}'
+
+
+def test_moodle_and_blackboard_downloads_are_collected_by_user(course, tmp_path):
+    src = _download(tmp_path, {"Jane Smith_4410123_assignsubmission_file_/a-basics.ipynb": NB,
+                               "Jane Smith_4410124_assignsubmission_file_/a-basics.ipynb": NB,
+                               "Chapter 1_jsmith_attempt_2026-11-30-14-05-09_b-more.ipynb": NB,
+                               "Chapter 1_jsmith_attempt_2026-11-30-14-05-09.txt": "Name: Jane Smith (jsmith)"})
+    done = from_folder(course, CH, src)
+    assert sorted(done.ids.values()) == ["jane_smith_4410123", "jane_smith_4410124", "jsmith"]
+    assert [why for _, why in done.refused] == ["not a notebook (.ipynb)"]  # Blackboard's receipt
+
+
+def test_a_later_download_never_writes_into_another_persons_folder(course, tmp_path):
+    first = _download(tmp_path / "1", {"Jo Lee/a-basics.ipynb": '{"jo": "Lee"}'})
+    assert from_folder(course, CH, first).ids == {"Jo Lee": "jo_lee"}
+    second = _download(tmp_path / "2", {"JO_LEE/a-basics.ipynb": '{"jo": "other"}'})
+    done = from_folder(course, CH, second)
+    assert done.ids == {}
+    assert "submitted/jo_lee holds the work of name:Jo Lee, not name:JO_LEE" in done.refused[0][1]
+    assert (course.submitted / "jo_lee" / CH / "a-basics.ipynb").read_text() == '{"jo": "Lee"}'
+    again = _download(tmp_path / "3", {"Jo Lee/b-more.ipynb": NB})  # the same person again: collected
+    assert from_folder(course, CH, again).ids == {"Jo Lee": "jo_lee"}
+
+
+# nbgrader's exchange: these need root, to give files to other users as a student's submission would have.
+needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root to make files owned by other users")
+
+
+@pytest.fixture
+def exchange(tmp_path, monkeypatch):
+    root = tmp_path / "exchange"
+    (root / COURSE_ID / "inbound").mkdir(parents=True)
+    monkeypatch.setenv("TORCHCOURSE_EXCHANGE", str(root))
+    return root / COURSE_ID / "inbound"
+
+
+def _submit(inbound, user, when: datetime, owner: str | None = None, text: str = NB, secret: str = "s3cret"):
+    """A folder as `nbgrader submit` makes it, its files owned by `owner` (default: the user it names)."""
+    folder = inbound / f"{user}+{CH}+{when.strftime(TIME_FORMAT)}+abcdefghijkl"
+    folder.mkdir()
+    (folder / "a-basics.ipynb").write_text(text)
+    (folder / "timestamp.txt").write_text(when.strftime(TIME_FORMAT))
+    (folder / "submission_secret.txt").write_text(secret)
+    if owner != "":
+        uid = pwd.getpwnam(owner or user).pw_uid
+        for p in [folder, *folder.iterdir()]:
+            os.lchown(p, uid, -1)
+    return folder
+
+
+NOW = datetime.now(UTC)
+
+
+@needs_root
+def test_a_submission_as_another_user_is_refused_and_the_real_one_collected(course, exchange):
+    _submit(exchange, "nobody", NOW - timedelta(minutes=1), text='{"real": 1}')
+    fake = _submit(exchange, "nobody", NOW, owner="daemon", text='{"fake": 1}')
+    done = from_exchange(course, CH)
+    assert done.ids == {"nobody": "nobody"}
+    assert [e for e, _ in done.refused] == [fake.name]
+    assert "names nobody but the folder belongs to daemon" in done.refused[0][1]
+    assert "cheating attempt" in done.refused[0][1]
+    assert (course.submitted / "nobody" / CH / "a-basics.ipynb").read_text() == '{"real": 1}'
+    assert (course.submitted / "nobody" / ".torchcourse" / f"{CH}.secret").read_text() == "s3cret"
+
+
+@needs_root
+def test_one_foreign_file_in_a_submission_refuses_it(course, exchange):
+    folder = _submit(exchange, "nobody", NOW)
+    os.lchown(folder / "a-basics.ipynb", pwd.getpwnam("daemon").pw_uid, -1)
+    done = from_exchange(course, CH)
+    assert done.ids == {} and "a-basics.ipynb belongs to daemon" in done.refused[0][1]
+    assert course.students(CH) == []
+
+
+@needs_root
+def test_a_future_or_back_dated_submission_is_refused(course, exchange):
+    _submit(exchange, "nobody", NOW - timedelta(minutes=2), text='{"real": 1}')
+    future = _submit(exchange, "nobody", datetime(2099, 1, 1, tzinfo=UTC), text='{"2099": 1}')
+    _submit(exchange, "daemon", NOW - timedelta(hours=3))  # files written now, dated 3 hours ago
+    done = from_exchange(course, CH)
+    refused = dict(done.refused)
+    assert "in the future" in refused[future.name]
+    assert any("back-dated or altered after submission" in why for why in refused.values())
+    assert done.ids == {"nobody": "nobody"}
+    assert (course.submitted / "nobody" / CH / "a-basics.ipynb").read_text() == '{"real": 1}'
+
+
+def test_the_collecting_user_may_submit_for_a_student_and_links_are_not_followed(course, exchange, tmp_path):
+    """Files of the user who collects (here: whoever runs the test) are accepted for any student: a student cannot
+    make them. A link inside a submission is never followed (it could name the instructor's solution)."""
+    secret = tmp_path / "solution.ipynb"
+    secret.write_text('{"solution": 1}')
+    folder = _submit(exchange, "alice", NOW - timedelta(minutes=1), owner="")
+    (folder / "b-more.ipynb").symlink_to(secret)
+    done = from_exchange(course, CH)
+    assert done.ids == {"alice": "alice"}
+    assert dict(done.refused) == {f"{folder.name}/b-more.ipynb": "could not be read (Too many levels of symbolic "
+                                                                 "links)"}
+    assert sorted(p.name for p in (course.submitted / "alice" / CH).iterdir()) == ["a-basics.ipynb", "timestamp.txt"]
+    # A rerun with nothing newer changes nothing; a newer submission replaces the older one.
+    assert from_exchange(course, CH).ids == {"alice": "alice"}
+    _submit(exchange, "alice", NOW, owner="", text='{"newer": 1}')
+    from_exchange(course, CH)
+    assert (course.submitted / "alice" / CH / "a-basics.ipynb").read_text() == '{"newer": 1}'
+
+
+def test_two_users_whose_names_differ_only_in_case_are_both_refused(course, exchange):
+    _submit(exchange, "Kim", NOW - timedelta(minutes=1), owner="")
+    _submit(exchange, "kim", NOW - timedelta(minutes=1), owner="")
+    done = from_exchange(course, CH)
+    assert done.ids == {}
+    assert all("Kim and kim would both get the student id kim" in why for _, why in done.refused)
+    assert len(done.refused) == 2
+
+
+def test_the_command_line_lists_refused_exchange_submissions(course, exchange, capsys, cli):
+    _submit(exchange, "bob", NOW - timedelta(minutes=1), owner="")
+    _submit(exchange, "bob", datetime(2099, 1, 1, tzinfo=UTC), owner="")
+    assert cli(["--root", str(course.root), "collect", CH]) == 0
+    out, err = capsys.readouterr()
+    assert f"{CH}: bob -> bob" in out and f"{CH}: 1 submissions in" in out
+    assert "collect: refused bob+01-tensors+2099-01-01" in err and "in the future" in err
