@@ -3,12 +3,25 @@
 A widget is three layers (see CONTRIBUTING.md): a pure *core* function, a *renderer* that
 draws the core's result on a matplotlib Figure, and this *wrapper*, which calls both
 whenever a control changes and keeps the latest result in ``.state`` so tests can read it.
+
+On the static site there is no kernel to call the core, so the wrapper also computes its
+*frames* ahead of time: every state of its declared ``frame_space()``, drawn by the same core
+and renderer (see ``Explorer.frames``). When the site build executes a notebook (it sets
+``SITE_FRAMES_ENV``), a displayed widget outputs a frame player (HTML with the frames embedded)
+instead of the live widget; book/js/frame-player.js swaps the frames when a control moves.
 """
 
 from __future__ import annotations
 
+import base64
+import html
 import io
-from collections.abc import Callable
+import itertools
+import json
+import math
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import ipywidgets as widgets
@@ -18,10 +31,31 @@ from matplotlib.figure import Figure
 
 
 def figure_png(fig: Figure) -> bytes:
-    """A figure as PNG bytes (what the notebook, the widget and the site show)."""
+    """A figure as PNG bytes (what the notebook, the widget and the site show).
+
+    Cropped to what was drawn ("tight"), unless the renderer declared with `fits_canvas`
+    that everything lies inside the canvas: the crop costs a second layout pass, about 40%
+    of a widget's redraw.
+    """
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=90, bbox_inches="tight")
+    tight = None if getattr(fig, FITS_CANVAS, False) else "tight"
+    fig.savefig(buf, format="png", dpi=90, bbox_inches=tight)
     return buf.getvalue()
+
+
+FITS_CANVAS = "_torchcourse_fits_canvas"
+
+
+def fits_canvas(fig: Figure, **margins: float) -> Figure:
+    """Declare that ``fig``'s artists lie inside its canvas (after ``subplots_adjust(**margins)``).
+
+    A declaration tests hold renderers to (tests/unit/test_widget_canvas.py): no artist of any
+    enumerated state may reach past the canvas, or `figure_png` would clip it.
+    """
+    if margins:
+        fig.subplots_adjust(**margins)
+    setattr(fig, FITS_CANVAS, True)
+    return fig
 
 
 def figure_and_axes(ax=None, figsize: tuple[float, float] = (6.4, 4.8)):
@@ -42,6 +76,93 @@ def _register_figure_display() -> None:
 
 _register_figure_display()
 
+#: Set (to "1") by the site build in the process that executes the notebooks (book/_ext/course_site.py);
+#: a widget displayed there outputs its frame player instead of the live widget.
+SITE_FRAMES_ENV = "TORCHCOURSE_SITE_FRAMES"
+#: The most frames one widget may declare: with frames of 10-20 kB this keeps a widget's share of
+#: its page under the 2 MB budget, and the widget's cell within the site build's cell time limit.
+FRAME_CAP = 64
+
+
+@dataclass(frozen=True)
+class FrameAxis:
+    """One control as the site's frame player offers it: the values it steps through."""
+
+    name: str
+    description: str
+    kind: str  # "slider", "select" or "checkbox"
+    values: list
+    labels: list[str]
+    #: The value the live widget starts at (its index in ``values``).
+    start: int
+    #: Shown beside a free-text control turned into a list of curated inputs.
+    note: str = ""
+
+
+def _slider_values(control: widgets.ValueWidget) -> list:
+    count = int(round((control.max - control.min) / control.step)) + 1
+    if isinstance(control, widgets.IntSlider):
+        return list(range(control.min, control.max + 1, control.step))
+    return [round(control.min + i * control.step, 10) for i in range(count)]
+
+
+def _options(control: widgets.ValueWidget) -> tuple[list, list[str]]:
+    """A selection control's (values, labels); ``options`` may hold plain values or (label, value) pairs."""
+    labels, values = [], []
+    for option in control.options:
+        label, value = option if isinstance(option, tuple) and len(option) == 2 else (str(option), option)
+        labels.append(str(label))
+        values.append(value)
+    return values, labels
+
+
+def default_values(control: widgets.ValueWidget) -> list:
+    """Every value a control can take, or only its current one for a free-text control."""
+    if isinstance(control, (widgets.IntSlider, widgets.FloatSlider)):
+        return _slider_values(control)
+    if isinstance(control, widgets.Checkbox | widgets.ToggleButton):
+        return [False, True]
+    if isinstance(control, widgets.Combobox):
+        return list(dict.fromkeys([control.value, *control.options]))
+    if hasattr(control, "options"):  # Dropdown, SelectionSlider, ToggleButtons, RadioButtons, Select
+        return _options(control)[0]
+    return [control.value]  # Text, FloatText, ...: a widget declares its instructive inputs
+
+
+def _kind(control: widgets.ValueWidget) -> str:
+    if isinstance(control, widgets.Checkbox | widgets.ToggleButton):
+        return "checkbox"
+    if isinstance(control, (widgets.IntSlider, widgets.FloatSlider, widgets.SelectionSlider)):
+        return "slider"
+    return "select"
+
+
+def _label(control: widgets.ValueWidget, value: Any) -> str:
+    if hasattr(control, "options") and not isinstance(control, widgets.Combobox):
+        values, labels = _options(control)
+        if value in values:
+            return labels[values.index(value)]
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
+
+
+def _png_small(png: bytes) -> bytes:
+    """The renderer's PNG with a 256-colour palette: the same picture at about a third of the bytes."""
+    from PIL import Image
+
+    with Image.open(io.BytesIO(png)) as img:
+        quantized = img.convert("RGB").quantize(colors=256, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
+    buf = io.BytesIO()
+    quantized.save(buf, format="PNG", optimize=True)
+    return buf.getvalue() if buf.tell() < len(png) else png
+
+
+def _script_json(data: Any) -> str:
+    # Inside <script type="application/json">: no "<", ">" or "&" may close or confuse the element.
+    return json.dumps(data, separators=(",", ":")).replace("<", "\\u003c").replace(">", "\\u003e").replace(
+        "&", "\\u0026")
+
 
 class Explorer(widgets.VBox):
     """Controls above an output area; ``.state`` and ``.figure`` hold the latest update.
@@ -54,6 +175,7 @@ class Explorer(widgets.VBox):
     def __init__(self, controls: dict[str, widgets.ValueWidget], compute: Callable[..., Any],
                  render: Callable[[Any], Figure], *, title: str = "") -> None:
         self.controls = controls
+        self.title = title
         self._compute = compute
         self._render = render
         self.output = widgets.Output()
@@ -69,6 +191,105 @@ class Explorer(widgets.VBox):
 
     def values(self) -> dict[str, Any]:
         return {name: control.value for name, control in self.controls.items()}
+
+    # ----------------------------------------------------------------- frames for the static site
+
+    #: The title the site's player shows (the live widget's header).
+    title: str = ""
+    #: Shown on the site beside each free-text control offered as a list of inputs.
+    FREE_TEXT_NOTE = "the notebook accepts any input here"
+
+    def frame_space(self) -> dict[str, Sequence] | list[dict[str, Sequence]]:
+        """The control values the static site offers: the states it computes frames for.
+
+        A dict ``{control: values}`` stands for the product of those values; a list of such dicts
+        for the union of their products (a control a dict leaves out keeps its starting value).
+        The default is the product of every value of every dropdown, toggle, checkbox and slider,
+        with only the current value of a free-text control. A widget whose product exceeds
+        ``FRAME_CAP``, or that has free-text controls, overrides this to declare the instructive
+        states or a curated list of inputs. The widget's starting state is always added.
+        """
+        return {name: default_values(control) for name, control in self.controls.items()}
+
+    def frame_states(self) -> tuple[list[FrameAxis], list[tuple[int, ...]]]:
+        """The declared frame space as the site's controls and the states (value indices), capped."""
+        space = self.frame_space()
+        blocks = [space] if isinstance(space, dict) else list(space)
+        start = self.values()
+        blocks.append({name: [value] for name, value in start.items()})
+        values: dict[str, list] = {name: [] for name in self.controls}
+        for block in blocks:
+            for name in self.controls:
+                for v in block.get(name, [start[name]]):
+                    if v not in values[name]:
+                        values[name].append(v)
+        axes = []
+        for name, control in self.controls.items():
+            vals = values[name]
+            if _kind(control) == "slider" and not hasattr(control, "options"):
+                vals.sort()
+            free_text = not hasattr(control, "options") and _kind(control) == "select"
+            free_text |= isinstance(control, widgets.Combobox) and not control.ensure_option
+            axes.append(FrameAxis(name, control.description or name, _kind(control), vals,
+                                  [_label(control, v) for v in vals], vals.index(start[name]),
+                                  self.FREE_TEXT_NOTE if free_text else ""))
+        states: dict[tuple[int, ...], None] = {}
+        for block in blocks:
+            for combo in itertools.product(*(block.get(a.name, [start[a.name]]) for a in axes)):
+                states[tuple(a.values.index(v) for a, v in zip(axes, combo))] = None
+        if len(states) > FRAME_CAP:
+            raise ValueError(f"{type(self).__name__}: its frame space has {len(states)} states, more than "
+                             f"FRAME_CAP ({FRAME_CAP}); override frame_space() to declare the instructive ones")
+        return axes, list(states)
+
+    def frame(self, values: dict[str, Any]) -> tuple[bytes, str]:
+        """One state as the notebook shows it: (the renderer's PNG, the message HTML), via the same core."""
+        state = self._compute(**values)
+        return figure_png(self._render(state)), getattr(state, "message", "")
+
+    def frames(self) -> dict[str, Any]:
+        """Every state of the frame space, computed and drawn: the player's data (JSON-ready).
+
+        ``frames`` lists each state as its value index per axis followed by its image index and
+        message index; equal pictures and messages are stored once. ``start`` is the starting state.
+        """
+        axes, states = self.frame_states()
+        images: dict[bytes, int] = {}
+        messages: dict[str, int] = {}
+        frames = []
+        for state in states:
+            png, message = self.frame({a.name: a.values[i] for a, i in zip(axes, state)})
+            frames.append([*state, images.setdefault(png, len(images)), messages.setdefault(message, len(messages))])
+        return {
+            "title": self.title,
+            "axes": [{"name": a.name, "description": a.description, "kind": a.kind, "labels": a.labels,
+                      "start": a.start, "note": a.note} for a in axes],
+            "images": [base64.b64encode(_png_small(png)).decode("ascii") for png in images],
+            "messages": list(messages),
+            "frames": frames,
+            "start": states.index(tuple(a.start for a in axes)),
+        }
+
+    def player_html(self) -> str:
+        """The site's frame player: the starting frame and message (shown without JavaScript too)
+        and every frame as JSON, which book/js/frame-player.js turns into working controls."""
+        data = self.frames()
+        image, message = data["frames"][data["start"]][-2:]
+        alt = html.escape(f"{self.title or type(self).__name__}: " + ", ".join(
+            f"{a['description']} {a['labels'][a['start']]}" for a in data["axes"]), quote=True)
+        title = f"<div class=\"tc-player-title\"><b>{html.escape(self.title)}</b></div>" if self.title else ""
+        return (f'<div class="tc-player" data-widget="{type(self).__module__}.{type(self).__name__}">{title}'
+                '<div class="tc-player-controls"></div>'
+                f'<div class="tc-player-message">{data["messages"][message]}</div>'
+                f'<img class="tc-player-frame" alt="{alt}" src="data:image/png;base64,{data["images"][image]}">'
+                f'<script type="application/json" class="tc-player-data">{_script_json(data)}</script></div>')
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict | None:
+        bundle = super()._repr_mimebundle_(**kwargs)
+        if bundle and os.environ.get(SITE_FRAMES_ENV):
+            # The site build: no kernel will ever answer this widget, so show the frame player alone.
+            return {"text/plain": bundle.get("text/plain", type(self).__name__), "text/html": self.player_html()}
+        return bundle
 
     def _on_change(self, _change: dict) -> None:
         self.update()

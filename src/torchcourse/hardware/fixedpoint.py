@@ -19,7 +19,7 @@ from matplotlib.patches import Rectangle
 
 from torchcourse.hardware.npu import SIGMOID_KNOTS, nfu3_sigmoid
 from torchcourse.hardware.numerics import bit_pattern, from_fixed, q_range, to_fixed
-from torchcourse.widgets import Explorer
+from torchcourse.widgets import Explorer, fits_canvas
 
 TOTAL_BITS = 16
 _SIGMOID_X = torch.linspace(-10, 10, 401)
@@ -77,7 +77,7 @@ def draw_fixed(view: FixedView, fig: Figure | None = None, region=(0.0, 0.0, 1.0
     the rest of an update); ``region`` (x, y, width, height in figure fractions) lets a stand-in stack several.
     """
     if fig is None:
-        fig = Figure(figsize=(9.0, 3.0))
+        fig = fits_canvas(Figure(figsize=(9.0, 3.0)))  # every artist is placed in figure fractions
     x0, y0, w, h = region
     cell = 0.52 * w / TOTAL_BITS
     for pos, bit in enumerate(view.bits):
@@ -116,6 +116,10 @@ class FixedPointExplorer(Explorer):
             "value": widgets.FloatSlider(value=value, min=-80.0, max=80.0, step=0.001, description="value"),
         }
         super().__init__(controls, fixed_point_view, draw_fixed, title="Fixed-point explorer")
+
+    def frame_space(self) -> dict:
+        # Every split of the 16 bits for pi, a value that saturates narrow formats, a negative and 0.1.
+        return {"int_bits": range(16), "value": [-1.5, 0.1, 3.14159, 40.0]}
 
 
 def static_fixed_point() -> Figure:

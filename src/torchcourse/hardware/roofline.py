@@ -17,7 +17,7 @@ import numpy as np
 import torch
 from matplotlib.figure import Figure
 
-from torchcourse.widgets import Explorer, figure_and_axes
+from torchcourse.widgets import Explorer, figure_and_axes, fits_canvas
 
 # --------------------------------------------------------------------------- measuring this machine
 
@@ -173,6 +173,7 @@ def _log_ticks(ax) -> None:
 
 def draw_roofline(state: RooflineState, ax=None) -> Figure:
     """Each machine's roof for the chosen dtype on log-log axes, and the operation's point on each."""
+    own = ax is None
     fig, ax = figure_and_axes(ax, figsize=(6.4, 4.4))
     xs = np.linspace(-2, 4, 61)
     for colour, m in zip(_COLOURS, state.machines):
@@ -191,7 +192,7 @@ def draw_roofline(state: RooflineState, ax=None) -> Figure:
     ax.set_ylabel("attainable operations per second (log scale)")
     ax.set_title(f"{state.operation}, n={state.n}, {state.dtype}", fontsize=9)
     ax.legend(fontsize=7, loc="upper left")
-    return fig
+    return fits_canvas(fig, left=0.2, right=0.95, bottom=0.12, top=0.93) if own else fig
 
 
 class RooflineExplorer(Explorer):
@@ -208,6 +209,11 @@ class RooflineExplorer(Explorer):
         }
         super().__init__(controls, lambda **v: roofline_point(cpu=self.cpu, **v), draw_roofline,
                          title="Roofline explorer")
+
+    def frame_space(self) -> list[dict]:
+        # Every operation at every size in float32, and every dtype at a small, a middle and a large n.
+        return [{"operation": OPERATIONS, "n": [8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096], "dtype": ["float32"]},
+                {"operation": OPERATIONS, "n": [64, 512, 4096], "dtype": list(DTYPES)}]
 
 
 def static_roofline(cpu: Machine | None = None) -> Figure:

@@ -37,7 +37,7 @@ import numpy as np
 import torch
 from matplotlib.figure import Figure
 
-from torchcourse.widgets import Explorer, figure_and_axes
+from torchcourse.widgets import Explorer, figure_and_axes, fits_canvas
 
 PE = Callable[[torch.Tensor, torch.Tensor, torch.Tensor], tuple[torch.Tensor, torch.Tensor]]
 
@@ -251,6 +251,7 @@ def draw_frame(frame: Frame, ax=None) -> Figure:
 
     Tick labels are left out (they cost most of a redraw); captions say which way data flows.
     """
+    own = ax is None
     fig, ax = figure_and_axes(ax, figsize=(4.6, 4.4))
     lim = float(np.abs(frame.psums[frame.busy]).max()) if frame.busy.any() else 1.0
     norm = np.clip(frame.psums / (2 * max(lim, 1.0)) + 0.5, 0, 1)
@@ -267,7 +268,7 @@ def draw_frame(frame: Frame, ax=None) -> Figure:
             transform=ax.transAxes, ha="center", va="top", fontsize=7)
     ax.set_title(f"{frame.rows}x{frame.cols} array, M={frame.m} K={frame.k} N={frame.n}: "
                  f"stream cycle {frame.cycle + 1}/{frame.steps}", fontsize=8)
-    return fig
+    return fits_canvas(fig, left=0.02, right=0.98, bottom=0.07, top=0.93) if own else fig
 
 
 class SystolicAnimator(Explorer):
@@ -283,6 +284,12 @@ class SystolicAnimator(Explorer):
             "cycle": widgets.IntSlider(value=cycle, min=0, max=80, description="cycle"),
         }
         super().__init__(controls, systolic_frame, draw_frame, title="Systolic array animator")
+
+    def frame_space(self) -> list[dict]:
+        # Every cycle of the default tile (4x4 array, M=5, K=4, N=4), and other shapes at cycle 3.
+        return [{"cycle": range(12)},
+                {"rows": [2, 4, 8], "cols": [2, 4, 8], "cycle": [3]},
+                {"m": [1, 5, 16], "k": [2, 4, 8], "n": [4, 8], "cycle": [3]}]
 
 
 def static_systolic_strip(rows: int = 4, cols: int = 4, m: int = 5, cycles=(0, 2, 4, 6, 8, 10)) -> Figure:

@@ -25,7 +25,7 @@ import ipywidgets as widgets
 from matplotlib.figure import Figure
 
 from torchcourse.parallel.costs import GRAD_BYTES, LINKS, OPTIM_BYTES, PARAM_BYTES, ring_allreduce_bytes
-from torchcourse.widgets import Explorer
+from torchcourse.widgets import Explorer, fits_canvas
 
 STRATEGIES = ["single device", "DataParallel", "DDP", "ZeRO-1", "ZeRO-2", "FSDP (ZeRO-3)", "pipeline", "tensor"]
 LAYERS = 32
@@ -175,8 +175,7 @@ def draw_plan(plan_: Plan) -> Figure:
     _draw(plan_, axes)
     if plan_.message:
         fig.suptitle(plan_.message, fontsize=9, color="#a00")
-    fig.subplots_adjust(left=0.07, right=0.98, bottom=0.2, top=0.85, wspace=0.25)
-    return fig
+    return fits_canvas(fig, left=0.07, right=0.98, bottom=0.2, top=0.85, wspace=0.25)
 
 
 class ParallelismPlanner(Explorer):
@@ -191,6 +190,13 @@ class ParallelismPlanner(Explorer):
             "link": widgets.Dropdown(options=[lk.name for lk in LINKS], value=link, description="link"),
         }
         super().__init__(controls, plan, draw_plan, title="Parallelism planner (a model; see the docstring)")
+
+    def frame_space(self) -> list[dict]:
+        # Every strategy on 1 to 16 devices; model size, batch and link each varied for DDP and FSDP.
+        return [{"strategy": STRATEGIES, "devices": [1, 2, 4, 8, 16]},
+                {"strategy": ["DDP", "FSDP (ZeRO-3)"], "params_b": [0.1, 1.0, 7.0, 13.0, 70.0]},
+                {"strategy": ["DDP", "FSDP (ZeRO-3)"], "batch": [1, 16, 64]},
+                {"strategy": ["DDP", "FSDP (ZeRO-3)"], "link": [lk.name for lk in LINKS]}]
 
 
 def static_planner() -> Figure:

@@ -20,7 +20,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from torchcourse.parallel.ring import chunk_bounds, schedule
-from torchcourse.widgets import Explorer, figure_and_axes
+from torchcourse.widgets import Explorer, figure_and_axes, fits_canvas
 
 
 @dataclass(frozen=True)
@@ -70,6 +70,7 @@ def ring_frame(ranks: int = 4, step: int = 0, numel: int = 1024, itemsize: int =
 
 
 def draw_ring(frame: RingFrame, ax=None) -> Figure:
+    own = ax is None
     fig, ax = figure_and_axes(ax, figsize=(5.5, 3.0))
     n = frame.ranks
     ax.imshow(np.array(frame.counts, dtype=float) / n, cmap="Blues", vmin=0, vmax=1.15, aspect="auto")
@@ -86,7 +87,7 @@ def draw_ring(frame: RingFrame, ax=None) -> Figure:
     ax.set_yticks(range(n), [f"rank {r}" for r in range(n)], fontsize=7)
     ax.set_title(f"{frame.phase}, step {frame.step} of {2 * (n - 1)}: shade = ranks summed; "
                  "red triangle sends, circle receives", fontsize=8)
-    return fig
+    return fits_canvas(fig, left=0.13, right=0.96, bottom=0.1, top=0.88) if own else fig
 
 
 class RingAnimator(Explorer):
@@ -97,6 +98,10 @@ class RingAnimator(Explorer):
         }
         super().__init__(controls, lambda ranks, step: ring_frame(ranks, step), draw_ring,
                          title="Ring all-reduce, step by step")
+
+    def frame_space(self) -> list[dict]:
+        # Every step of the ring on 2 to 8 ranks (2(N-1) steps each; the slider stops at the last).
+        return [{"ranks": [n], "step": range(2 * (n - 1) + 1)} for n in range(2, 9)]
 
 
 def static_ring() -> Figure:

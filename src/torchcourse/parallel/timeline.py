@@ -21,11 +21,11 @@ from dataclasses import dataclass
 import ipywidgets as widgets
 from matplotlib.figure import Figure
 
-from torchcourse.widgets import Explorer, figure_and_axes
+from torchcourse.widgets import Explorer, figure_and_axes, fits_canvas
 
 FORWARD, BACKWARD = 1.0, 2.0
 COLOURS = {"forward": "#4c72b0", "backward": "#55a868", "all-reduce": "#c44e52", "replicate": "#dd8452",
-           "reduce to device 0": "#c44e52", "optimizer": "#8172b3"}
+           "reduce to device 0": "#937860", "optimizer": "#8172b3"}
 
 
 @dataclass(frozen=True)
@@ -76,6 +76,7 @@ ROWS = ["DDP compute", "DDP all-reduce", "DP device 0"]
 
 
 def draw_timeline(tl: Timeline, ax=None) -> Figure:
+    own = ax is None
     fig, ax = figure_and_axes(ax, figsize=(7.0, 2.6))
     for kind, colour in COLOURS.items():  # one call per kind: few artists, quick redraws
         bars = [b for b in tl.bars if b.kind == kind]
@@ -87,7 +88,7 @@ def draw_timeline(tl: Timeline, ax=None) -> Figure:
     ax.set_xlabel("time (units of one forward pass; a model)", fontsize=8)
     ax.set_title(f"{tl.buckets} bucket(s): DDP step {tl.ddp_step:.2f}, DataParallel step {tl.dp_step:.2f}", fontsize=9)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    return fig
+    return fits_canvas(fig, left=0.17, right=0.78, bottom=0.19, top=0.87) if own else fig
 
 
 class DDPTimeline(Explorer):
