@@ -23,6 +23,7 @@ import nbformat
 
 from grader import gradebook
 from grader.course import Course
+from grader.htmlsafe import safe_notebook
 from grader.judge import Exercise, cell_states, judge, reference_values
 from grader.sandbox import Limits, RawResult, warn_missing
 from grader.sanitise import Sanitised, SanitiseError, sanitise, solution_notebook, source_cells
@@ -138,7 +139,7 @@ def _clean_output(out: dict) -> dict | None:
 
 
 def executed_notebook(sub: Sanitised, raw: RawResult) -> nbformat.NotebookNode:
-    """The sanitised notebook with the sandbox's outputs: what formgrader shows an instructor."""
+    """The sanitised notebook with the sandbox's outputs, HTML made inert: what formgrader shows an instructor."""
     nb = nbformat.from_dict(json.loads(json.dumps(sub.nb)))
     states = cell_states(raw, len(sub.code_cells))
     for pos, index in enumerate(sub.code_cells):
@@ -151,6 +152,7 @@ def executed_notebook(sub: Sanitised, raw: RawResult) -> nbformat.NotebookNode:
             outs.append(nbformat.v4.new_output("error", ename=f"Grader{states[pos].title()}",
                                                evalue=f"this cell did not finish ({states[pos]})", traceback=[]))
         cell.outputs = outs
+    safe_notebook(nb)  # formgrader renders this notebook in an instructor's browser: no learner script runs
     try:
         with warnings.catch_warnings():  # notebooks converted from nbformat 3 have no cell ids; fine here
             warnings.simplefilter("ignore")

@@ -17,6 +17,7 @@ import nbformat
 
 from grader.autograde import read_record
 from grader.course import Course
+from grader.htmlsafe import safe_html
 from torchcourse.contract import (
     BEGIN_HIDDEN,
     EMIT_MIME,
@@ -82,7 +83,7 @@ def feedback(course: Course, chapter: str, students: list[str] | None = None) ->
             continue
         for nb_path in sorted((course.autograded / student / chapter).glob("*.ipynb")):
             nb = _strip(nbformat.read(str(nb_path), as_version=4))
-            body, _ = exporter.from_notebook_node(nb)
+            body = safe_html(exporter.from_notebook_node(nb)[0])  # no learner script in the page (issue 17)
             page = (f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(chapter)} · "
                     f"{html.escape(nb_path.stem)}</title><style>{STYLE}</style></head><body>"
                     f"<h1>{html.escape(chapter)}: {html.escape(nb_path.stem)}</h1>"
