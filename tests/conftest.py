@@ -23,3 +23,30 @@ def nothing_left_in_course_folders():
     left = {f for f in set().union(*(_files(ROOT / name) for name in GUARDED)) - before
             if not (f.endswith(".ipynb") and f.count("/") == 2 and ".ipynb_checkpoints" not in f)}
     assert not left, f"tests left files in {', '.join(GUARDED)}: {sorted(left)[:10]}"
+
+
+# `make test` runs the suite on two pytest-xdist workers with --dist loadgroup. Tests that share
+# a costly session resource, or a machine-wide one, are kept on one worker by a group:
+# - the grader's tests watch for sandbox processes left running and bind fixed ports, so two of
+#   them at once would see each other's; the class-hub tests create system users;
+# - each site is built once per worker that asks for it (a session fixture), so all its tests go
+#   to the one worker that builds it.
+_GROUP_BY_FOLDER = {"grading": "grader", "grader": "grader", "deploy": "grader"}
+_GROUP_BY_FIXTURE = {"learner_site": "learner-site", "instructor_site": "instructor-site"}
+
+
+def _xdist_group(item) -> str | None:
+    folder = Path(item.fspath).relative_to(ROOT / "tests").parts[0]
+    if folder in _GROUP_BY_FOLDER:
+        return _GROUP_BY_FOLDER[folder]
+    for fixture, group in _GROUP_BY_FIXTURE.items():
+        if fixture in getattr(item, "fixturenames", ()):
+            return group
+    return None
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        group = _xdist_group(item)
+        if group:
+            item.add_marker(pytest.mark.xdist_group(group))
