@@ -2,7 +2,9 @@
 
 A student is finished when their record (`autograded/<student>/<chapter>/.torchcourse-grade.json`)
 is written, after the gradebook commit; a rerun after the grader was killed skips finished
-students whose submission has not changed, so nothing is lost or graded twice.
+students whose submission has not changed, so nothing is lost or graded twice. A job that failed
+for a grader-side reason is retried once; if it fails again the record says so (`grader_errors`,
+a flag), the student counts as not recorded (`autograde` exits 1) and a plain rerun regrades them.
 """
 
 from __future__ import annotations
@@ -30,6 +32,9 @@ from grader.sanitise import Sanitised, SanitiseError, sanitise, solution_noteboo
 from grader.workers import DaskPool, Job, LocalPool
 
 RECORD = ".torchcourse-grade.json"
+# Run statuses that are the grader's trouble (worker killed, full disk, sandbox error), never the learner's:
+# the job is retried once, then recorded with the error, flagged, and regraded by a plain rerun.
+GRADER_SIDE = frozenset({"worker_error", "worker_died"})
 KEEP_MIME_TEXT = ("text/", "image/png", "image/jpeg", "image/svg+xml")
 
 
@@ -204,8 +209,9 @@ def autograde(course: Course, chapter: str, workers: int | None = None, schedule
     todo = []
     for s in everyone:
         rec = read_record(course, s, chapter)
-        if force or rec is None or rec.get("submission") != submission_hash(course.submitted / s / chapter):
-            todo.append(s)
+        if (force or rec is None or rec.get("grader_errors")
+                or rec.get("submission") != submission_hash(course.submitted / s / chapter)):
+            todo.append(s)  # a record a grader-side failure spoilt is regraded by a plain rerun
     outcome = Outcome()
     if not todo:
         return outcome
@@ -249,6 +255,10 @@ def autograde(course: Course, chapter: str, workers: int | None = None, schedule
             del pending[s]
             try:
                 records[s] = _finish(course, chapter, s, notebooks, p, refs, info, seed)
+                if records[s].get("grader_errors"):
+                    why = "; ".join(f"{nb}.ipynb: {e}" for nb, e in records[s]["grader_errors"].items())
+                    outcome.not_recorded[s] = (f"graded only in part, after one retry, because of a grader-side "
+                                               f"failure ({why}); the record is flagged and a plain rerun regrades it")
             except Exception as exc:  # one student's bad luck never stops the class; a rerun retries
                 outcome.not_recorded[s] = f"{type(exc).__name__}: {exc}"
                 print(f"autograde: {s} not recorded ({type(exc).__name__}: {exc}); run autograde again",
@@ -273,11 +283,18 @@ def autograde(course: Course, chapter: str, workers: int | None = None, schedule
                 pending[s].sanitising_done = True
                 maybe_finish(s)  # results may all be in already, or there was nothing to run
 
+        retry: list[Job] = []
         for job, raw in pool.run(jobs()):
             report_library(raw)
-            s, nb = job.key
-            pending[s].raw[nb] = raw
-            maybe_finish(s)
+            if raw.status in GRADER_SIDE:  # the grader's trouble, not the learner's: once more, after the rest
+                retry.append(job)
+                continue
+            pending[job.key[0]].raw[job.key[1]] = raw
+            maybe_finish(job.key[0])
+        for job, raw in pool.run(retry):
+            report_library(raw)
+            pending[job.key[0]].raw[job.key[1]] = raw
+            maybe_finish(job.key[0])
     finally:
         pool.close()
     for s in todo:
@@ -309,6 +326,7 @@ def _finish(course: Course, chapter: str, student: str, notebooks: list[str], p:
     out.mkdir(parents=True, exist_ok=True)
     exercises: list[Exercise] = []
     flags: list[str] = []
+    grader_errors: dict[str, str] = {}
     for nb in notebooks:
         if nb in p.errors:
             for gid, pts in info[nb][1].items():
@@ -320,7 +338,12 @@ def _finish(course: Course, chapter: str, student: str, notebooks: list[str], p:
         flags += [f"{nb}.ipynb: {note}" for note in sub.notes]
         if len(raw.cells) < len(sub.code_cells) and raw.status == "exited" and not raw.signal and not raw.code:
             flags.append(f"{nb}.ipynb: the notebook stopped after {len(raw.cells)} of {len(sub.code_cells)} code cells")
-        if raw.status not in ("exited",) or raw.signal is not None or raw.code not in (0, None):
+        if raw.status in GRADER_SIDE:
+            last = (raw.error.strip().splitlines() or ["no detail"])[-1][:300]
+            grader_errors[nb] = f"{raw.status}: {last}"
+            flags.append(f"{nb}.ipynb: not fully graded because of a grader-side failure ({grader_errors[nb]}), "
+                         "retried once; a plain rerun of autograde regrades it")
+        elif raw.status not in ("exited",) or raw.signal is not None or raw.code not in (0, None):
             flags.append(f"{nb}.ipynb: the run ended with {raw.status}"
                          + (f", signal {raw.signal}" if raw.signal else "")
                          + (f", exit code {raw.code}" if raw.code else ""))
@@ -350,6 +373,7 @@ def _finish(course: Course, chapter: str, student: str, notebooks: list[str], p:
         "runs": {nb: {"status": r.status, "seconds": r.seconds, "code": r.code, "signal": r.signal}
                  for nb, r in p.raw.items()},
         "graded_at": datetime.now().isoformat(timespec="seconds"),
+        "grader_errors": grader_errors,
     }
     _atomic_write(out / RECORD, json.dumps(record, indent=1))
     return record
