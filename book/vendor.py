@@ -3,7 +3,8 @@
 The learner site must load nothing from a CDN: require.js, the ipywidgets HTML manager and
 MathJax 3 come from the npm packages pinned in package.json/package-lock.json (`npm ci`),
 and only the files a page can ask for are copied (about 6 MB, not the 150 MB of node_modules).
-book/js/ holds the two small shims this course writes itself. Run by `make book`.
+book/js/ holds the small scripts this course writes itself (two shims and the widgets' frame player).
+Run by `make book`.
 
     python book/vendor.py [--check]     # --check: only report what is missing
 """

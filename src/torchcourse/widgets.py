@@ -18,7 +18,6 @@ import html
 import io
 import itertools
 import json
-import math
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass

@@ -150,6 +150,11 @@ class DescentPlayground(Explorer):
         }
         super().__init__(controls, descend, draw_descent, title="Descent playground")
 
+    def frame_space(self) -> dict:
+        # A small, a good and a too-large step, with and without momentum, short and long runs.
+        return {"surface": list(SURFACES), "lr": [0.02, 0.1, 0.45], "momentum": [0.0, 0.9], "steps": [10, 30],
+                "forget_zero_grad": [False, True]}
+
 
 def static_descent_playground() -> Figure:
     """Both surfaces at a safe step size, each with the forgetful run beside the correct one."""

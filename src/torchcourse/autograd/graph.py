@@ -458,6 +458,12 @@ class GraphExplorer(Explorer):
         }
         super().__init__(controls, record, draw_graph, title="Graph explorer")
 
+    def frame_space(self) -> list[dict]:
+        # Every example stepped through backward at x=2, y=3, and the default at other x and y.
+        blocks = [{"expression": [e], "x": [2.0], "y": [3.0], "step": range(len(record(e, 2.0, 3.0).steps) + 1)}
+                  for e in EXAMPLES]
+        return blocks + [{"expression": ["x * y + x"], "x": [2.0, -1.0, 0.5], "y": [3.0, -2.0], "step": [0, 4]}]
+
     def update(self) -> None:
         super().update()
         slider = self.controls["step"]

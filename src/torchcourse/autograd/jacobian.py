@@ -156,6 +156,12 @@ class JacobianExplorer(Explorer):
         }
         super().__init__(controls, explore, draw_jacobian, title="Jacobian explorer")
 
+    def frame_space(self) -> dict:
+        # The site's curated vectors v (the text box accepts anything): for 2, 3 and 4 outputs,
+        # so each function also shows the sentence a v of the wrong length gets.
+        return {"function": list(FUNCTIONS),
+                "v_text": ["1, 0", "0, 1", "1, 1", "1, 0, 0", "0, 0, 1", "1, 1, 1", "1, 1, 1, 1"]}
+
 
 def static_jacobian_explorer() -> Figure:
     """W tanh(x) with v = (1, 0), (0, 1) and (1, 1): a one-hot v picks a row of J, any v a weighted sum."""

@@ -362,6 +362,10 @@ class BroadcastExplorer(Explorer):
         }
         super().__init__(controls, explore, draw_broadcast, title="Broadcasting explorer")
 
+    def frame_space(self) -> dict:
+        # The site's curated inputs (the text boxes accept anything): the stand-in's pairs and more.
+        return {"text_a": ["3, 1", "2, 3", "2, 1, 3", "4"], "text_b": ["4", "3", "4, 1", "2", "1, 3"]}
+
 
 #: The stand-in's pairs: a column against a row, a row against a matrix, three dimensions, a failure.
 GALLERY = (((3, 1), (4,)), ((2, 3), (3,)), ((2, 1, 3), (4, 1)), ((2, 3), (2,)))

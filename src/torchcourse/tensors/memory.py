@@ -335,6 +335,12 @@ class MemoryExplorer(Explorer):
         }
         super().__init__(controls, _compute, draw_memory, title="Memory explorer")
 
+    def frame_space(self) -> list[dict]:
+        # The site's frames: every operation on both layouts of a 3x4 source, and the ops whose
+        # answer depends on the shape (slice, view, reshape) on every source shape.
+        return [{"shape": [(3, 4)], "layout": list(LAYOUTS), "op": list(OPS)},
+                {"shape": list(SHAPES), "layout": list(LAYOUTS), "op": ["slice", "view", "reshape"]}]
+
 
 #: The stand-in's cases: (shape, op, layout), the ones that most often surprise.
 STATIC_CASES = (((3, 4), "slice", "contiguous"), ((3, 4), "transpose", "contiguous"),

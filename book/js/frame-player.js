@@ -1,0 +1,151 @@
+/* The static site's widget player (torchcourse, MIT).
+ *
+ * Each widget on a page is a <div class="tc-player"> holding its starting frame and message
+ * and, in <script class="tc-player-data">, every frame its Python wrapper computed at build
+ * time (torchcourse.widgets.Explorer.frames). This script builds the widget's controls from
+ * that data and swaps the frame and message when one moves: no kernel, nothing fetched.
+ *
+ * data = {axes: [{name, description, kind, labels, start, note}], images: [base64 PNG],
+ *         messages: [HTML], frames: [[value index per axis..., image index, message index]],
+ *         start: index of the starting frame}
+ * A widget may declare only some combinations of values. When the combination a reader asks
+ * for has no frame, the player keeps the other controls and moves this one to its closest value
+ * that has a frame with them (as a live slider stops at its end); if there is none, it keeps the
+ * value just chosen and moves the fewest other controls to a frame that has it.
+ */
+(function () {
+  "use strict";
+
+  function setup(player) {
+    var data = JSON.parse(player.querySelector("script.tc-player-data").textContent);
+    var axes = data.axes;
+    var img = player.querySelector("img.tc-player-frame");
+    var message = player.querySelector(".tc-player-message");
+    var row = player.querySelector(".tc-player-controls");
+    var byKey = {};
+    data.frames.forEach(function (f) { byKey[f.slice(0, axes.length).join(",")] = f; });
+    var urls = [];
+    var current = data.frames[data.start].slice(0, axes.length);
+    var inputs = [];
+
+    function url(i) {
+      if (!urls[i]) urls[i] = "data:image/png;base64," + data.images[i];
+      return urls[i];
+    }
+
+    function show(frame) {
+      current = frame.slice(0, axes.length);
+      var image = frame[axes.length], text = frame[axes.length + 1];
+      img.src = url(image);
+      img.alt = (data.title || "widget") + ": " + axes.map(function (a, k) {
+        return a.description + " " + a.labels[current[k]];
+      }).join(", ");
+      message.innerHTML = data.messages[text];
+      player.dataset.state = current.join(",");
+      player.dataset.image = String(image);
+      player.dataset.message = String(text);
+      inputs.forEach(function (input, k) { input.set(current[k]); });
+    }
+
+    function nearest(axis, value) {
+      // Like a live slider that stops at its end: keep the other controls and take the closest
+      // value this control has with them; failing that, keep the value and change the fewest others.
+      var best = null, bestDistance = Infinity;
+      data.frames.forEach(function (f) {
+        for (var k = 0; k < axes.length; k++) if (k !== axis && f[k] !== current[k]) return;
+        var d = Math.abs(f[axis] - value);
+        if (d < bestDistance) { best = f; bestDistance = d; }
+      });
+      if (best) return best;
+      data.frames.forEach(function (f) {
+        if (f[axis] !== value) return;
+        var d = 0;
+        for (var k = 0; k < axes.length; k++) if (f[k] !== current[k]) d += 1;
+        if (d < bestDistance) { best = f; bestDistance = d; }
+      });
+      return best;
+    }
+
+    function change(axis, value) {
+      var wanted = current.slice();
+      wanted[axis] = value;
+      show(byKey[wanted.join(",")] || nearest(axis, value));
+    }
+
+    axes.forEach(function (a, k) {
+      var label = document.createElement("label");
+      label.className = "tc-player-control tc-player-" + a.kind;
+      var name = document.createElement("span");
+      name.className = "tc-player-description";
+      name.textContent = a.description;
+      label.appendChild(name);
+      var input;
+      if (a.kind === "checkbox") {
+        var box = document.createElement("input");
+        box.type = "checkbox";
+        box.dataset.axis = a.name;
+        var on = a.labels.indexOf("True");
+        box.addEventListener("change", function () { change(k, box.checked ? on : 1 - on); });
+        label.appendChild(box);
+        input = { set: function (i) { box.checked = i === on; } };
+      } else if (a.kind === "slider") {
+        var range = document.createElement("input");
+        range.type = "range";
+        range.min = "0";
+        range.max = String(a.labels.length - 1);
+        range.step = "1";
+        range.dataset.axis = a.name;
+        var readout = document.createElement("span");
+        readout.className = "tc-player-readout";
+        range.addEventListener("input", function () { change(k, Number(range.value)); });
+        label.appendChild(range);
+        label.appendChild(readout);
+        input = { set: function (i) { range.value = String(i); readout.textContent = a.labels[i]; } };
+      } else {
+        var select = document.createElement("select");
+        select.dataset.axis = a.name;
+        a.labels.forEach(function (text, i) {
+          var option = document.createElement("option");
+          option.value = String(i);
+          option.textContent = text;
+          select.appendChild(option);
+        });
+        select.addEventListener("change", function () { change(k, Number(select.value)); });
+        label.appendChild(select);
+        input = { set: function (i) { select.value = String(i); } };
+      }
+      if (a.note) {
+        var note = document.createElement("span");
+        note.className = "tc-player-note";
+        note.textContent = "(" + a.note + ")";
+        label.appendChild(note);
+      }
+      row.appendChild(label);
+      inputs.push(input);
+    });
+    show(data.frames[data.start]);
+    player.classList.add("tc-player-ready");
+  }
+
+  // The player's few styles live here with it (one file to vendor); the page theme does the rest.
+  var STYLE = ".tc-player{margin:.5em 0}.tc-player-controls{display:flex;flex-wrap:wrap;gap:.3em 1.2em;" +
+    "margin:.3em 0}.tc-player-control{display:inline-flex;align-items:center;gap:.4em}" +
+    ".tc-player-readout{min-width:3em;font-variant-numeric:tabular-nums}.tc-player-note{font-size:.8em;opacity:.75}" +
+    ".tc-player-frame{max-width:100%;height:auto;display:block}";
+
+  function setupAll() {
+    if (!document.getElementById("tc-player-style")) {
+      var style = document.createElement("style");
+      style.id = "tc-player-style";
+      style.textContent = STYLE;
+      document.head.appendChild(style);
+    }
+    document.querySelectorAll("div.tc-player:not(.tc-player-ready)").forEach(setup);
+  }
+
+  if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", setupAll);
+  } else {
+    setupAll();
+  }
+})();
