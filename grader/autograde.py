@@ -27,11 +27,12 @@ from grader import gradebook
 from grader.course import Course
 from grader.htmlsafe import safe_notebook
 from grader.judge import Exercise, cell_states, judge, reference_values
+from grader.limits import NOTEBOOK_OUTPUT_BYTES, cap_outputs
+from grader.record import RECORD, GradeRecord, load_record
 from grader.sandbox import Limits, RawResult, warn_missing
 from grader.sanitise import Sanitised, SanitiseError, sanitise, solution_notebook, source_cells
 from grader.workers import DaskPool, Job, LocalPool
 
-RECORD = ".torchcourse-grade.json"
 # Run statuses that are the grader's trouble (worker killed, full disk, sandbox error), never the learner's:
 # the job is retried once, then recorded with the error, flagged, and regraded by a plain rerun.
 GRADER_SIDE = frozenset({"worker_error", "worker_died"})
@@ -58,11 +59,9 @@ def submission_hash(folder: Path) -> str:
 
 
 def read_record(course: Course, student: str, chapter: str) -> dict | None:
-    path = course.autograded / student / chapter / RECORD
-    try:
-        return json.loads(path.read_text())
-    except (OSError, ValueError):
-        return None
+    """The student's record as a dict (`grader.record.GradeRecord` is its schema), or None."""
+    rec = load_record(course, student, chapter)
+    return rec.to_dict() if rec is not None else None
 
 
 class Outcome(dict):
@@ -147,10 +146,22 @@ def executed_notebook(sub: Sanitised, raw: RawResult) -> nbformat.NotebookNode:
     """The sanitised notebook with the sandbox's outputs, HTML made inert: what formgrader shows an instructor."""
     nb = nbformat.from_dict(json.loads(json.dumps(sub.nb)))
     states = cell_states(raw, len(sub.code_cells))
+    room = NOTEBOOK_OUTPUT_BYTES  # what formgrader and feedback render stays bounded however much came back
     for pos, index in enumerate(sub.code_cells):
         cell = nb.cells[index]
         line = raw.cells.get(pos)
-        outs = [o for o in (_clean_output(x) for x in (line or {}).get("outputs", [])) if o is not None]
+        outs = []
+        for o in (_clean_output(x) for x in cap_outputs(list((line or {}).get("outputs", [])))):
+            size = len(json.dumps(o)) if o is not None else 0
+            if o is not None and size <= room:
+                room -= size
+                outs.append(o)
+            elif o is not None:
+                outs.append(nbformat.v4.new_output("stream", name="stderr",
+                                                   text="[outputs left out: the notebook's outputs are over "
+                                                        f"{NOTEBOOK_OUTPUT_BYTES // 2**20} MiB]\n"))
+                room = 0
+                break
         count = (line or {}).get("execution_count")
         cell.execution_count = count if type(count) is int and count > 0 else None
         if line is None and states[pos] != "not_run":
@@ -375,6 +386,7 @@ def _finish(course: Course, chapter: str, student: str, notebooks: list[str], p:
         "graded_at": datetime.now().isoformat(timespec="seconds"),
         "grader_errors": grader_errors,
     }
+    record = GradeRecord.from_dict(record).to_dict()  # the schema feedback and report read back
     _atomic_write(out / RECORD, json.dumps(record, indent=1))
     return record
 

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import nbformat
 
-from grader.autograde import read_record
 from grader.course import Course
 from grader.htmlsafe import safe_html
+from grader.record import GradeRecord, load_record
 from torchcourse.contract import (
     BEGIN_HIDDEN,
     EMIT_MIME,
@@ -57,14 +57,14 @@ def _without_hidden(source: str) -> str:
     return "\n".join(kept) + "\n"
 
 
-def _summary(record: dict, notebook: str) -> str:
+def _summary(record: GradeRecord, notebook: str) -> str:
     rows = []
-    for e in record["exercises"]:
-        if e["notebook"] != notebook:
+    for e in record.exercises:
+        if e.notebook != notebook:
             continue
-        cls = "pass" if e["score"] == e["max_points"] else "fail"
-        rows.append(f"<tr><td>{html.escape(e['grade_id'])}</td><td class='{cls}'>{e['score']:g} / {e['max_points']:g}"
-                    f"</td><td>{html.escape(e['reason'] if e['status'] != 'passed' else 'passed')}</td></tr>")
+        cls = "pass" if e.score == e.max_points else "fail"
+        rows.append(f"<tr><td>{html.escape(e.grade_id)}</td><td class='{cls}'>{e.score:g} / {e.max_points:g}"
+                    f"</td><td>{html.escape(e.reason if e.status != 'passed' else 'passed')}</td></tr>")
     return ("<h2>Your scores</h2><table><tr><th>exercise</th><th>score</th><th>note</th></tr>" + "".join(rows)
             + "</table><p>Graded checks include more cases than the visible ones in your notebook.</p>")
 
@@ -78,7 +78,7 @@ def feedback(course: Course, chapter: str, students: list[str] | None = None) ->
         secrets |= {s for s in _hidden_lines(sol)}
     written = []
     for student in students or course.students(chapter):
-        record = read_record(course, student, chapter)
+        record = load_record(course, student, chapter)
         if record is None:
             continue
         for nb_path in sorted((course.autograded / student / chapter).glob("*.ipynb")):
@@ -87,7 +87,7 @@ def feedback(course: Course, chapter: str, students: list[str] | None = None) ->
             page = (f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(chapter)} · "
                     f"{html.escape(nb_path.stem)}</title><style>{STYLE}</style></head><body>"
                     f"<h1>{html.escape(chapter)}: {html.escape(nb_path.stem)}</h1>"
-                    f"<p>{html.escape(student)}: {record['score']:g} / {record['max_score']:g} for the chapter.</p>"
+                    f"<p>{html.escape(student)}: {record.score:g} / {record.max_score:g} for the chapter.</p>"
                     f"{_summary(record, nb_path.stem)}<hr>{body}</body></html>")
             text = html.unescape(re.sub(r"<[^>]+>", "", page))
             leaked = [s for s in secrets if s in text]

@@ -1,6 +1,8 @@
 """report: a CSV of scores and an HTML report with plots and the flagged submissions.
 
-Plots are embedded as PNG data, so the report opens offline.
+Plots are embedded as PNG data, so the report opens offline. Records are read through the typed,
+bounded schema (grader.record), and each plot and list has a fixed number of entries, so the report's
+time and memory grow only with the number of students.
 """
 
 from __future__ import annotations
@@ -12,8 +14,11 @@ import io
 from collections import Counter
 from pathlib import Path
 
-from grader.autograde import read_record
 from grader.course import Course
+from grader.record import GradeRecord, load_record
+
+MAX_BARS = 60    # exercises in the pass-rate plot and the CSV (a chapter has far fewer)
+MAX_FLAGS = 50   # flags of one student in the CSV
 
 
 def _png(fig) -> str:
@@ -28,40 +33,35 @@ def report(course: Course, chapter: str) -> tuple[Path, Path]:
     matplotlib.use("Agg")
     from matplotlib.figure import Figure
 
-    records = [r for s in course.students(chapter) if (r := read_record(course, s, chapter))]
-    exercises = []
-    for r in records:
-        for e in r["exercises"]:
-            key = f"{e['notebook']}/{e['grade_id']}"
-            if key not in exercises:
-                exercises.append(key)
+    records: list[GradeRecord] = [r for s in course.students(chapter) if (r := load_record(course, s, chapter))]
+    exercises = list(dict.fromkeys(f"{e.notebook}/{e.grade_id}" for r in records for e in r.exercises))[:MAX_BARS]
     course.reports.mkdir(parents=True, exist_ok=True)
     csv_path = course.reports / f"{chapter}.csv"
     with open(csv_path, "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["student", "score", "max_score", *exercises, "flags"])
         for r in records:
-            by = {f"{e['notebook']}/{e['grade_id']}": e["score"] for e in r["exercises"]}
-            w.writerow([r["student"], r["score"], r["max_score"], *[by.get(x, "") for x in exercises],
-                        " | ".join(r["flags"])])
+            by = {f"{e.notebook}/{e.grade_id}": e.score for e in r.exercises}
+            w.writerow([r.student, r.score, r.max_score, *[by.get(x, "") for x in exercises],
+                        " | ".join(r.flags[:MAX_FLAGS])])
     parts = [f"<h1>{html.escape(chapter)}: {len(records)} submissions</h1>"]
     if records:
         fig = Figure(figsize=(6, 3))
         ax = fig.add_subplot()
-        ax.hist([r["score"] for r in records], bins=min(20, max(5, len(records))), color="#3b6ea8")
-        ax.set(title="Score distribution", xlabel=f"score (max {records[0]['max_score']:g})", ylabel="students")
+        ax.hist([r.score for r in records], bins=min(20, max(5, len(records))), color="#3b6ea8")
+        ax.set(title="Score distribution", xlabel=f"score (max {records[0].max_score:g})", ylabel="students")
         parts.append(_png(fig))
         rate = []
         for x in exercises:
-            got = [e for r in records for e in r["exercises"] if f"{e['notebook']}/{e['grade_id']}" == x]
-            rate.append(sum(e["status"] == "passed" for e in got) / max(1, len(got)))
+            got = [e for r in records for e in r.exercises if f"{e.notebook}/{e.grade_id}" == x]
+            rate.append(sum(e.status == "passed" for e in got) / max(1, len(got)))
         fig = Figure(figsize=(6, 0.4 * len(exercises) + 1))
         ax = fig.add_subplot()
         ax.barh(exercises, rate, color="#4a8f4a")
         ax.set(title="Pass rate per exercise", xlim=(0, 1))
         parts.append(_png(fig))
-        failed = Counter(f"{e['grade_id']}: {e['reason'].splitlines()[0][:90] if e['reason'] else e['status']}"
-                         for r in records for e in r["exercises"] if e["status"] != "passed")
+        failed = Counter(f"{e.grade_id}: {e.reason.splitlines()[0][:90] if e.reason.strip() else e.status}"
+                         for r in records for e in r.exercises if e.status != "passed")
         top = failed.most_common(10)
         if top:
             fig = Figure(figsize=(7, 0.4 * len(top) + 1))
@@ -71,12 +71,12 @@ def report(course: Course, chapter: str) -> tuple[Path, Path]:
             parts.append(_png(fig))
             parts.append("<h2>Most-failed checks</h2><ol>" + "".join(
                 f"<li>{html.escape(k)} ({v})</li>" for k, v in top) + "</ol>")
-    flagged = [r for r in records if r["flags"]]
+    flagged = [r for r in records if r.flags]
     parts.append(f"<h2>Flagged submissions ({len(flagged)})</h2><table><tr><th>student</th><th>score</th>"
                  "<th>reasons</th></tr>")
     for r in flagged:
-        reasons = "<br>".join(html.escape(f) for f in r["flags"][:20])
-        parts.append(f"<tr><td>{html.escape(r['student'])}</td><td>{r['score']:g}</td><td>{reasons}</td></tr>")
+        reasons = "<br>".join(html.escape(f) for f in r.flags[:20])
+        parts.append(f"<tr><td>{html.escape(r.student)}</td><td>{r.score:g}</td><td>{reasons}</td></tr>")
     parts.append("</table>")
     html_path = course.reports / f"{chapter}.html"
     html_path.write_text("<!doctype html><html><head><meta charset='utf-8'><title>report</title><style>"

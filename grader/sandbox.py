@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+from grader.limits import cap_outputs, parse_line, result_lines
 from torchcourse.contract import CELL_TIMEOUT_S, NOTEBOOK_BUDGET_S
 
 WORKER = Path(__file__).with_name("worker.py")
@@ -329,15 +330,14 @@ def parse_results(path: Path, n_cells: int) -> dict[int, dict]:
             data = f.read(RESULTS_CAP)
     except OSError:
         return cells
-    for raw in data.split(b"\n"):
-        try:
-            line = json.loads(raw)
-        except (ValueError, RecursionError):
-            continue
+    for raw in result_lines(data):  # grader.limits: bounded in count and bytes before parsing (issue 17)
+        line = parse_line(raw)
         if type(line) is not dict or type(line.get("i")) is not int or not 0 <= line["i"] < n_cells:
             continue
         if type(line.get("outputs")) is not list or line.get("status") not in ("ok", "error", "output_limit"):
             continue
+        if line["i"] not in cells:
+            line["outputs"] = cap_outputs(line["outputs"])
         cells.setdefault(line["i"], line)
     return cells
 

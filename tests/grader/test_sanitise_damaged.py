@@ -11,7 +11,17 @@ import nbgrader
 import pytest
 
 from grader.sanitise import SanitiseError, sanitise
-from tests.helpers.tiny import CHAPTER, NOTEBOOK, SECRET_X, SECRET_Y, answer_cell, answered_nb, by_id, checks_cell, write
+from tests.helpers.tiny import (
+    CHAPTER,
+    NOTEBOOK,
+    SECRET_X,
+    SECRET_Y,
+    answer_cell,
+    answered_nb,
+    by_id,
+    checks_cell,
+    write,
+)
 
 NBGRADER_FILES = Path(nbgrader.__file__).parent / "tests" / "preprocessors" / "files"
 

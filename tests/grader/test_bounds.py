@@ -1,0 +1,129 @@
+"""What the grader reads back is bounded before it is parsed, and feedback and report stay bounded in time and
+memory, whatever a job printed (issue 17, items 3 and 9). The case is of the kind that once took 279 s and
+3.75 GB to grade and 20 minutes and 10 GB to give feedback on (one 55 MB result line of 1.1 M outputs),
+made smaller so that the test is fast: 150 000 outputs in one line."""
+
+from __future__ import annotations
+
+import json
+import resource
+import subprocess
+import sys
+import time
+
+import nbformat
+import pytest
+
+from grader import autograde as autograde_mod
+from grader import gradebook, limits
+from grader.autograde import autograde
+from grader.course import Course
+from grader.record import GradeRecord, load, load_record
+from grader.sandbox import RawResult, parse_results
+from tests.helpers.course import REPO
+from tests.helpers.tiny import CHAPTER, answered_nb, line, solution_nb, tiny_gradebook, write
+
+FLOOD = 150_000
+MEMORY = 3 * 2**30  # address space for feedback and report (Python, nbconvert and matplotlib take ~1 GiB of it)
+
+
+def _memory_limit():
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY, MEMORY))
+
+
+def _flood_line(i: int, n: int) -> bytes:
+    out = {"output_type": "stream", "name": "stdout", "text": "x"}
+    return json.dumps({"i": i, "status": "ok", "execution_count": i + 1, "outputs": [out] * n}).encode()
+
+
+@pytest.fixture(scope="module")
+def results_file(tmp_path_factory):
+    path = tmp_path_factory.mktemp("results") / "results.jsonl"
+    with open(path, "wb") as f:
+        f.write(_flood_line(0, FLOOD) + b"\n")                              # many outputs: kept, capped
+        f.write(_flood_line(1, limits.LINE_OBJECTS + 10) + b"\n")           # more objects than parsed: refused
+        f.write(b'{"i": 2, "status": "ok", "outputs": [], "pad": "' + b" " * limits.RESULT_LINE_BYTES + b'"}\n')
+        f.write(b"\n" * 1_000_000 + json.dumps(line(3)).encode() + b"\n")   # a million empty lines, then a cell
+    return path
+
+
+def test_result_lines_are_bounded_in_bytes_and_count_before_parsing(results_file):
+    start = time.monotonic()
+    cells = parse_results(results_file, 5)
+    took = time.monotonic() - start
+    assert sorted(cells) == [0, 3], sorted(cells)  # the over-long and the over-full lines are dropped
+    outs = cells[0]["outputs"]
+    assert len(outs) == limits.OUTPUTS_PER_CELL
+    assert outs[-1]["text"] == f"[{FLOOD - limits.OUTPUTS_PER_CELL + 1} more outputs left out by the grader]\n"
+    assert took < 15, f"parsing took {took:.1f} s"
+
+
+class FloodPool:
+    """Answers each job with the flooded results file, read by the sandbox's own parser."""
+
+    path = None
+
+    def __init__(self, n, limits, wait=True):
+        pass
+
+    def wait_ready(self):
+        pass
+
+    def run(self, jobs):
+        for job in jobs:
+            cells = {i: line(i) for i in range(len(job.cells))}
+            if job.key[0]:  # a student's job (the reference run gets plain lines)
+                cells[0] = parse_results(self.path, len(job.cells))[0]
+            yield job, RawResult("exited", cells, 0.1, 0, None, "", [])
+
+    def close(self):
+        pass
+
+
+def test_autograde_feedback_and_report_stay_bounded(tmp_path, gradebook_template, monkeypatch, results_file):
+    root = tmp_path / "course"
+    write(solution_nb(), root / "solutions" / CHAPTER / "nb.ipynb")
+    tiny_gradebook(root / "gradebook.db", gradebook_template)
+    write(answered_nb(), root / "submitted" / "flood" / CHAPTER / "nb.ipynb")
+    monkeypatch.setattr(FloodPool, "path", results_file)
+    monkeypatch.setattr(autograde_mod, "LocalPool", FloodPool)
+    monkeypatch.setattr(autograde_mod, "warn_missing", lambda: [])
+    monkeypatch.setattr(gradebook, "ensure_assignment", lambda course, chapter: None)
+    course = Course(root)
+    assert autograde(course, CHAPTER, progress=False, seed=1)["flood"]["score"] == 5.0
+    graded = course.autograded / "flood" / CHAPTER / "nb.ipynb"
+    nb = nbformat.read(str(graded), as_version=4)
+    first = next(c for c in nb.cells if c.cell_type == "code")
+    assert len(first.outputs) == limits.OUTPUTS_PER_CELL and "left out by the grader" in first.outputs[-1].text
+    # feedback and report as an instructor runs them, under a memory limit and a time limit they must keep
+    for command in ("feedback", "report"):
+        start = time.monotonic()
+        done = subprocess.run([sys.executable, "-m", "grader", "--root", str(root), command, CHAPTER],
+                              capture_output=True, text=True, timeout=180, preexec_fn=_memory_limit, cwd=REPO)
+        took = time.monotonic() - start
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert took < 120, f"{command} took {took:.0f} s"
+    page = course.feedback / "flood" / CHAPTER / "nb.html"
+    assert 0 < page.stat().st_size < 2 * 2**20
+    rec = load_record(course, "flood", CHAPTER)
+    assert isinstance(rec, GradeRecord) and rec.score == 5.0 and rec.exercises[0].grade_id == "ex"
+
+
+def test_a_record_is_read_through_its_schema_with_bounds(tmp_path):
+    path = tmp_path / "rec.json"
+    base = {"student": "s", "chapter": "c", "seed": 1, "submission": "h", "submitted_at": None, "score": 1,
+            "max_score": 2, "flags": ["f" * 100_000] * 10, "runs": {}, "graded_at": "now", "future_key": 1,
+            "exercises": [{"grade_id": "ex", "notebook": "nb", "max_points": 2, "score": 1, "status": "failed",
+                           "reason": "r", "flags": [], "detail": "d", "newer": True}] * (limits.RECORD_ITEMS + 5)}
+    path.write_text(json.dumps(base))
+    rec = load(path)
+    assert len(rec.exercises) == limits.RECORD_ITEMS and all(len(f) <= limits.TEXT_CHARS for f in rec.flags)
+    assert rec.to_dict()["exercises"][0]["detail"] == "d"
+    path.write_text(json.dumps({**base, "score": "lots"}))
+    assert load(path) is None  # not a record: no record
+    path.unlink()
+    path.symlink_to(tmp_path / "elsewhere.json")
+    assert load(path) is None
+    big = tmp_path / "big.json"
+    big.write_bytes(b" " * (limits.RECORD_BYTES + 1))
+    assert load(big) is None
