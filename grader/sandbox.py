@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+from grader import hostlimits
 from grader.limits import cap_outputs, parse_line, result_lines
 from torchcourse.contract import CELL_TIMEOUT_S, NOTEBOOK_BUDGET_S
 
@@ -134,10 +135,16 @@ def facilities() -> Facilities:
     netns = bool(bwrap) or root or _userns_works()
     if not netns:
         missing.append("no network namespace: learner code can reach the network")
-    cgroups = root and all(_cgroup_dir(c) is not None for c in ("memory", "pids"))
+    cgroups = root and (all(_cgroup_dir(c) is not None for c in ("memory", "pids"))
+                        or hostlimits.delegated_parent() is not None)
     if not cgroups:
-        missing.append("no writable cgroup (v1) memory and pids controllers: a submission's processes are "
-                       "limited one by one (RLIMIT_AS, RLIMIT_NPROC), not in total")
+        missing.append("no writable cgroup memory and pids controllers (cgroup v2 delegated to this process, "
+                       "or v1): a submission's processes are limited one by one (RLIMIT_AS, RLIMIT_NPROC), not "
+                       "in total")
+    if not (root and hostlimits.oom_adjust_works()):
+        missing.append("the sandbox worker cannot be protected from the kernel's OOM killer (its OOM score "
+                       "cannot be lowered without CAP_SYS_RESOURCE): a job that runs out of memory may cost "
+                       "the worker, and the jobs after it a restart")
     return Facilities(bwrap=bwrap, root=root, drop_uid=drop, netns=netns, cgroups=cgroups, missing=missing)
 
 
@@ -215,8 +222,14 @@ class Cgroups:
                     (d / "cgroup.procs").write_text(str(p))
                 except OSError:
                     pass
+        self.v2 = None  # cgroup v2 (grader.hostlimits), where the v1 controllers are not there
+        if not self.dirs and (parent := hostlimits.delegated_parent()) is not None:
+            self.v2 = hostlimits.create(parent, name, (limits.mem_mb + 512) * 2**20, limits.nproc + 64,
+                                        _descendants(pid))
 
     def remove(self) -> None:
+        if self.v2 is not None:
+            hostlimits.remove(self.v2)
         for d in self.dirs:
             for _ in range(50):
                 try:
@@ -393,6 +406,8 @@ class SandboxWorker:
         self.preload_errors = preload_errors(ready)
         if self.fac.cgroups and self.proc is not None:
             self.cgroups = Cgroups(f"torchcourse-{os.getpid()}-{self.jobs_root.name}", self.proc.pid, self.limits)
+        if self.fac.root and self.proc is not None:  # set from outside: inside bubblewrap the worker may not
+            hostlimits.protect_from_oom(_descendants(self.proc.pid))
 
     def log_tail(self, n: int = 4000) -> str:
         self.log.flush()

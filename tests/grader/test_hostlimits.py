@@ -1,0 +1,67 @@
+"""Host limits on a sandbox worker as a whole (issue 17, item 6): cgroup v2 memory and process caps through a
+delegated subtree where there is one, and the OOM-score protection of the worker, each reported by
+`facilities()` where the machine does not allow it (never failing without a word)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from grader import hostlimits
+from grader.sandbox import facilities
+
+
+def _can_lower_a_childs_oom_score() -> bool:
+    child = subprocess.Popen(["sleep", "5"])
+    try:
+        Path(f"/proc/{child.pid}/oom_score_adj").write_text("-1000")
+        return True
+    except OSError:
+        return False
+    finally:
+        child.kill()
+        child.wait()
+
+
+def test_the_oom_protection_is_reported_exactly_when_it_cannot_be_set():
+    works = _can_lower_a_childs_oom_score()
+    assert hostlimits.oom_adjust_works() is works
+    said = [m for m in facilities().missing if "OOM killer" in m]
+    assert bool(said) is (not works or os.geteuid() != 0), facilities().missing
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to run a probe as another uid")
+def test_an_unprivileged_uid_cannot_protect_a_worker_and_the_probe_says_so():
+    code = "from grader import hostlimits; print(hostlimits.oom_adjust_works())"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                          cwd=Path(__file__).resolve().parents[2], user=65534, group=65534, extra_groups=[],
+                          env={"PATH": os.environ.get("PATH", "/usr/bin"), "HOME": "/tmp"})
+    if done.returncode != 0:
+        pytest.skip(f"the environment is not readable by uid 65534: {done.stderr[-300:]}")
+    assert done.stdout.strip() == "False"
+
+
+def test_cgroup_caps_are_v2_where_delegated_else_reported():
+    fac = facilities()
+    parent = hostlimits.delegated_parent()
+    if parent is None and not fac.cgroups:
+        assert [m for m in fac.missing if "cgroup v2 delegated to this process" in m], fac.missing
+    if parent is None:
+        pytest.skip(f"no cgroup v2 subtree with memory and pids delegated here (own cgroup: "
+                    f"{hostlimits.own_cgroup()}); v1 caps: {fac.cgroups}")
+    child = subprocess.Popen([sys.executable, "-I", "-c", "import sys; sys.stdin.read(); b = bytearray(512 * 2**20)"],
+                             stdin=subprocess.PIPE)
+    d = hostlimits.create(parent, f"torchcourse-{os.getpid()}-test", 64 * 2**20, 16, [child.pid])
+    try:
+        assert (d / "memory.max").read_text().strip() == str(64 * 2**20)
+        assert str(child.pid) in (d / "cgroup.procs").read_text().split()
+        child.stdin.close()
+        assert child.wait(timeout=60) != 0  # killed by the cgroup's memory cap
+    finally:
+        child.kill()
+        hostlimits.remove(d)
+    assert not d.exists()
