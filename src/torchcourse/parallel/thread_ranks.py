@@ -1,0 +1,59 @@
+"""Several ranks of a real ``gloo`` process group as threads of one process (3.3, exercise 5).
+
+``torch.distributed``'s default group is one per process, so running N ranks from a notebook
+cell normally means launching N processes (section 2 does, with ``torchrun``). For an exercise
+that a checks cell runs many times, this builds one ``ProcessGroupGloo`` per rank over a shared
+in-memory store and drives each from its own thread: the collectives are gloo's own, sent over
+loopback TCP, and nothing is mocked. Code written for it takes the group as an argument
+(``dist.all_reduce(t, group=group)``, ``group.size()``), as code for ``torchrun`` would take
+``dist.group.WORLD``.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any
+
+import torch.distributed as dist
+
+_runs = 0  # each run gets its own key prefix, so no rank ever reads an earlier run's rendezvous keys
+_lock = threading.Lock()
+
+
+def run_ranks(world_size: int, fn: Callable[[int, Any], Any], *, timeout_s: float = 10.0) -> list:
+    """``[fn(rank, group) for each rank]``, the ranks running at once in threads of one gloo group.
+
+    A rank that raises re-raises here (the lowest rank's error). A rank still waiting after
+    ``timeout_s`` (a collective another rank never joined) becomes a ``TimeoutError``: gloo's
+    own timeout, the same number, ends the waiting thread.
+    """
+    global _runs
+    with _lock:
+        _runs += 1
+        prefix = f"run{_runs}"
+    store = dist.PrefixStore(prefix, dist.HashStore())
+    results: list = [None] * world_size
+    errors: dict[int, BaseException] = {}
+
+    def rank_main(rank: int) -> None:
+        try:
+            group = dist.ProcessGroupGloo(store, rank, world_size, timedelta(seconds=timeout_s))
+            results[rank] = fn(rank, group)
+        except BaseException as exc:  # reported by the caller's thread, which the learner sees
+            errors[rank] = exc
+
+    threads = [threading.Thread(target=rank_main, args=(r,), daemon=True, name=f"rank {r}")
+               for r in range(world_size)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout_s + 5.0)
+    stuck = [t.name for t in threads if t.is_alive()]
+    if stuck:
+        raise TimeoutError(f"{', '.join(stuck)} still running after {timeout_s:.0f} s: "
+                           "does every rank call the same collectives in the same order?")
+    if errors:
+        raise errors[min(errors)]
+    return results

@@ -1,0 +1,45 @@
+"""run_ranks: several ranks of one real gloo group as threads (3.3, exercise 5)."""
+
+import pytest
+import torch
+import torch.distributed as dist
+
+from torchcourse.parallel.thread_ranks import run_ranks
+
+
+def test_each_rank_sees_its_rank_and_the_group_size():
+    assert run_ranks(3, lambda rank, group: (rank, group.rank(), group.size())) == [(0, 0, 3), (1, 1, 3), (2, 2, 3)]
+
+
+def test_all_reduce_sums_over_the_ranks():
+    def on_rank(rank, group):
+        t = torch.tensor([float(rank + 1), 10.0 * rank])
+        dist.all_reduce(t, group=group)
+        return t.tolist()
+
+    assert run_ranks(4, on_rank) == [[10.0, 60.0]] * 4
+
+
+def test_consecutive_runs_do_not_share_a_rendezvous():
+    for _ in range(3):
+        assert run_ranks(2, lambda rank, group: group.size()) == [2, 2]
+
+
+def test_a_rank_error_is_raised_in_the_caller():
+    def on_rank(rank, group):
+        if rank == 1:
+            raise ValueError("rank 1 failed")
+        return rank
+
+    with pytest.raises(ValueError, match="rank 1 failed"):
+        run_ranks(2, on_rank)
+
+
+def test_a_collective_only_one_rank_joins_ends_with_an_error_not_a_hang():
+    def on_rank(rank, group):
+        if rank == 0:
+            dist.all_reduce(torch.ones(1), group=group)
+        return rank
+
+    with pytest.raises((RuntimeError, TimeoutError)):
+        run_ranks(2, on_rank, timeout_s=1.0)
