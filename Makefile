@@ -1,7 +1,7 @@
 # torchcourse: two commands get a learner or a developer going.
 #   make lab    set up .venv (pinned), then start JupyterLab headless on chapters/
 #   make test   set up .venv (pinned), then run the whole test suite
-# Other targets: release, docs, book, book-instructor, grade, lock, clean.  Every target is idempotent.
+# Other targets: release, docs, book, book-instructor, grade, class, lock, clean.  Every target is idempotent.
 
 SHELL := /bin/bash
 # Debian's python3.11 when present: its venv is readable by the grader's unprivileged sandbox user.
@@ -19,7 +19,7 @@ PIP := $(BIN)/pip --disable-pip-version-check -q
 TORCH_INDEX ?=
 TORCH_PIN := $(shell grep -m1 '^torch==' requirements/lock.txt)
 
-.PHONY: setup lab test release docs vendor book book-instructor grade lock clean
+.PHONY: setup lab test release docs vendor book book-instructor grade class lock clean
 
 setup: $(STAMP)
 
@@ -77,6 +77,11 @@ book-instructor: $(STAMP) $(VENDOR_STAMP)
 
 grade: $(STAMP)
 	$(BIN)/python -m grader autograde
+
+# A class on JupyterHub, as root on a Debian server: the pinned stack in /opt/torchcourse, the exchange, the hub.
+# Settings as variables (make class INSTRUCTOR=ada HUB_IP=0.0.0.0); deploy/setup-class.sh lists them all.
+class:
+	bash deploy/setup-class.sh
 
 # Regenerate the lock (and environment.yml) from requirements/requirements.in in a throw-away venv.
 lock:

@@ -2,13 +2,15 @@
 # System packages the tests need, from Debian's archive (never a browser downloaded by a test tool):
 #   chromium     the browser Playwright drives for the site and JupyterLab tests
 #   bubblewrap   the grader's sandbox (namespaces, no network) where the OS allows it
-#   npm          fetches the site's pinned JavaScript (package-lock.json) for `make book`
+#   npm          fetches the site's pinned JavaScript (package-lock.json) for `make book`, and the class hub's proxy
+#   sudo         the class deployment's one root command for the instructor (tests/deploy)
 # Installed only when missing, so a second `make test` does nothing here.
 set -euo pipefail
 need=()
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 command -v bwrap >/dev/null 2>&1 || need+=(bubblewrap)
 command -v npm >/dev/null 2>&1 || need+=(npm)
+command -v sudo >/dev/null 2>&1 || need+=(sudo)
 [ ${#need[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" -ne 0 ]; then
   echo "tests/setup-system.sh: missing ${need[*]}; install them with: sudo apt-get install -y ${need[*]}" >&2

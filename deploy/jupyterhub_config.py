@@ -1,0 +1,69 @@
+"""JupyterHub for a class on one server (JupyterHub 6.1, pinned in requirements/lock.txt).
+
+deploy/setup-class.sh copies this file to PREFIX/etc/ and writes the settings it reads to PREFIX/etc/class.env
+(address, ports, instructor, exchange, authenticator). Each person logs in with their own unix account and
+gets a Jupyter server running as that user (LocalProcessSpawner), so the file system keeps students apart:
+homes are 0700, nbgrader's exchange is sticky, and formgrader runs only in the instructor's own server.
+"""
+
+from pathlib import Path
+
+c = get_config()  # noqa: F821
+
+HERE = Path(__file__).resolve().parent
+PREFIX = HERE.parent
+settings = dict(line.split("=", 1) for line in (HERE / "class.env").read_text().splitlines() if "=" in line)
+STATE = PREFIX / "state"
+
+# Where the hub answers (HUB_IP, HUB_PORT), and its internal ports, which stay on loopback.
+c.JupyterHub.ip = settings["HUB_IP"]
+c.JupyterHub.port = int(settings["HUB_PORT"])
+c.JupyterHub.hub_ip = "127.0.0.1"
+c.JupyterHub.hub_port = int(settings["HUB_API_PORT"])
+c.ConfigurableHTTPProxy.api_url = f"http://127.0.0.1:{settings['PROXY_API_PORT']}"
+c.ConfigurableHTTPProxy.command = [str(PREFIX / "proxy" / "node_modules" / ".bin" / "configurable-http-proxy")]
+if settings.get("SSL_CERT"):
+    c.JupyterHub.ssl_cert = settings["SSL_CERT"]
+    c.JupyterHub.ssl_key = settings["SSL_KEY"]
+
+# The hub's own state (its database and cookie secret) in a folder only root can read.
+c.JupyterHub.db_url = f"sqlite:///{STATE / 'jupyterhub.sqlite'}"
+c.JupyterHub.cookie_secret_file = str(STATE / "jupyterhub_cookie_secret")
+c.JupyterHub.pid_file = str(STATE / "jupyterhub.pid")
+c.ConfigurableHTTPProxy.pid_file = str(STATE / "jupyterhub-proxy.pid")
+
+# Who may log in: members of the class group (deploy/add-student.sh adds them) and the instructor. Nobody is a
+# hub admin: an admin could act as any student (and submit as them).
+auth = settings.get("AUTH", "pam")
+if auth == "pam":
+    c.JupyterHub.authenticator_class = "pam"
+    c.PAMAuthenticator.allowed_groups = {settings["GROUP"]}
+elif auth == "shared-password":
+    # One password for the class (at least 8 characters), in PREFIX/etc/shared-password (root only); user names
+    # must still be members of the class group.
+    import grp
+
+    c.JupyterHub.authenticator_class = "shared-password"
+    c.SharedPasswordAuthenticator.user_password = (HERE / "shared-password").read_text().strip()
+    c.Authenticator.allowed_users = set(grp.getgrnam(settings["GROUP"]).gr_mem) | {settings["INSTRUCTOR"]}
+elif auth == "dummy":
+    # Any password: only to try the hub out on a machine nobody else can reach.
+    import grp
+
+    c.JupyterHub.authenticator_class = "dummy"
+    c.Authenticator.allowed_users = set(grp.getgrnam(settings["GROUP"]).gr_mem) | {settings["INSTRUCTOR"]}
+else:
+    raise ValueError(f"AUTH={auth!r}: use pam, shared-password or dummy (or set your own authenticator here)")
+c.Authenticator.admin_users = set()
+
+# Each user's server: the course's environment, running as that user in their home, JupyterLab first.
+c.JupyterHub.spawner_class = "localprocess"
+c.Spawner.cmd = [str(PREFIX / "venv" / "bin" / "python"), "-m", "jupyterhub.singleuser"]
+c.Spawner.default_url = "/lab"
+c.Spawner.environment = {
+    "TORCHCOURSE_EXCHANGE": settings["EXCHANGE"],
+    "PATH": f"{PREFIX / 'bin'}:/usr/local/bin:/usr/bin:/bin",
+}
+# Small hosts under load take longer than the defaults to start a server.
+c.Spawner.start_timeout = 120
+c.Spawner.http_timeout = 120

@@ -1,0 +1,217 @@
+#!/usr/bin/env bash
+# A class on one server: JupyterHub with the machine's own users, nbgrader's exchange, the course grader.
+# Run as root on Debian 12 (its python3.11), from the repository: `sudo make class` (or this script). Idempotent.
+#
+# Settings (environment variables; `make class HUB_IP=0.0.0.0 INSTRUCTOR=ada` passes them on):
+#   INSTRUCTOR    the instructor's user name (created when missing, without a password)   default instructor
+#   PREFIX        where the environment, the proxy, the hub's state and its config live     default /opt/torchcourse
+#   EXCHANGE      nbgrader's exchange                                                        default /srv/nbgrader/exchange
+#   HUB_IP HUB_PORT        the address the hub answers on                                    default 127.0.0.1 8000
+#   HUB_API_PORT PROXY_API_PORT  the hub's and the proxy's internal ports (loopback)          default 8081 8001
+#   AUTH          pam (the machine's passwords), shared-password (SHARED_PASSWORD, one for the class), or
+#                 dummy (any password; only to try the hub out)                              default pam
+#   SSL_CERT SSL_KEY       serve https (recommended whenever HUB_IP is not loopback)
+#   TORCH_INDEX   e.g. https://download.pytorch.org/whl/cpu for the CPU-only torch build
+#   BASE_VENV     an environment with the course's stack already installed (the tests use the repository's
+#                 .venv): layered under PREFIX/venv instead of installing the lock again
+#   HOME_BASE     where new users' homes go (useradd -b)                                     default /home
+#   START         1: start (or restart) the hub at the end; 0: only set up                   default 1
+set -euo pipefail
+[ "$(id -u)" -eq 0 ] || { echo "setup-class.sh: run as root (sudo make class)" >&2; exit 1; }
+REPO=$(cd "$(dirname "$0")/.." && pwd)
+INSTRUCTOR=${INSTRUCTOR:-instructor}
+PREFIX=${PREFIX:-/opt/torchcourse}
+EXCHANGE=${EXCHANGE:-/srv/nbgrader/exchange}
+HUB_IP=${HUB_IP:-127.0.0.1}
+HUB_PORT=${HUB_PORT:-8000}
+HUB_API_PORT=${HUB_API_PORT:-8081}
+PROXY_API_PORT=${PROXY_API_PORT:-8001}
+AUTH=${AUTH:-pam}
+HOME_BASE=${HOME_BASE:-/home}
+START=${START:-1}
+GROUP=torchcourse
+COURSE_ID=torchcourse
+PY=/usr/bin/python3.11
+say() { printf '%s\n' "class: $*"; }
+
+# 1. Debian packages, only those missing: Python 3.11 (its venv is readable by every user), Node for the proxy,
+#    bubblewrap for the grader's sandbox, sudo for the instructor's one root command (autograde).
+need=()
+{ [ -x "$PY" ] && "$PY" -c 'import ensurepip' 2>/dev/null; } || need+=(python3.11 python3.11-venv)
+command -v npm >/dev/null || need+=(npm)
+command -v bwrap >/dev/null || need+=(bubblewrap)
+command -v sudo >/dev/null || need+=(sudo)
+if [ ${#need[@]} -gt 0 ]; then
+  say "installing ${need[*]}"
+  DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
+
+# 2. The course's pinned stack in PREFIX/venv, readable by every user (students' servers and the sandbox run it).
+umask 022
+mkdir -p "$PREFIX"/{bin,etc,app}
+chmod 0755 "$PREFIX"
+VENV=$PREFIX/venv
+if [ -n "${BASE_VENV:-}" ]; then
+  BASE_VENV=$(cd "$BASE_VENV" && pwd)
+  [ -x "$VENV/bin/python" ] || "$PY" -m venv --without-pip "$VENV"
+  site=$("$BASE_VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+  # An "import" line in a .pth file runs: addsitedir also reads the base's own .pth files (the editable course).
+  echo "import site; site.addsitedir('$site')" > "$VENV/lib/python3.11/site-packages/torchcourse_base.pth"
+  mkdir -p "$VENV/share" "$VENV/etc"
+  ln -sfn "$BASE_VENV/share/jupyter" "$VENV/share/jupyter"
+  rm -rf "$VENV/etc/jupyter" && cp -r "$BASE_VENV/etc/jupyter" "$VENV/etc/jupyter"
+else
+  [ -x "$VENV/bin/python" ] || "$PY" -m venv "$VENV"
+  pip=("$VENV/bin/pip" --disable-pip-version-check -q)
+  if [ -n "${TORCH_INDEX:-}" ]; then "${pip[@]}" install --index-url "$TORCH_INDEX" "$(grep -m1 '^torch==' "$REPO/requirements/lock.txt")"; fi
+  say "installing requirements/lock.txt into $VENV (a few minutes the first time)"
+  "${pip[@]}" install -r "$REPO/requirements/lock.txt"
+  "${pip[@]}" install --no-deps "$REPO"   # the course library, copied (not linked to this checkout)
+fi
+# The grader's code, root-owned: autograde runs it as root (section 6), so nobody else may change it.
+rm -rf "$PREFIX/app/grader" && cp -r "$REPO/grader" "$PREFIX/app/grader"
+find "$PREFIX/app" -name __pycache__ -prune -exec rm -rf {} +
+for tool in python jupyter nbgrader; do
+  mod=$tool; [ "$tool" = python ] && mod=""
+  printf '#!/bin/sh\nexec %s %s "$@"\n' "$VENV/bin/python" "${mod:+-m $mod}" > "$PREFIX/bin/$tool"
+  chmod 0755 "$PREFIX/bin/$tool"
+done
+
+# 3. configurable-http-proxy, pinned by deploy/package-lock.json, from the npm registry.
+mkdir -p "$PREFIX/proxy"
+if ! cmp -s "$REPO/deploy/package-lock.json" "$PREFIX/proxy/package-lock.json" \
+    || [ ! -x "$PREFIX/proxy/node_modules/.bin/configurable-http-proxy" ]; then
+  cp "$REPO/deploy/package.json" "$REPO/deploy/package-lock.json" "$PREFIX/proxy/"
+  (cd "$PREFIX/proxy" && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error)
+fi
+# Readable by all: the environment, the proxy, the grader, the commands (never state/: the hub's secrets).
+chmod -R a+rX "$VENV" "$PREFIX/proxy" "$PREFIX/app" "$PREFIX/bin"
+
+# 4. Users: homes 0700 from now on (Debian's default lets every user read every home: the instructor's solutions
+#    and gradebook), the class group, the instructor.
+sed -i 's/^#\?\s*HOME_MODE\s.*/HOME_MODE\t0700/' /etc/login.defs
+grep -q '^HOME_MODE' /etc/login.defs || printf 'HOME_MODE\t0700\n' >> /etc/login.defs
+[ -f /etc/adduser.conf ] && sed -i 's/^#\?\s*DIR_MODE=.*/DIR_MODE=0700/' /etc/adduser.conf
+getent group "$GROUP" >/dev/null || groupadd "$GROUP"
+if ! id "$INSTRUCTOR" >/dev/null 2>&1; then
+  mkdir -p "$HOME_BASE"
+  useradd -m -b "$HOME_BASE" -s /bin/bash -G "$GROUP" "$INSTRUCTOR"
+  say "created user $INSTRUCTOR (no password yet: passwd $INSTRUCTOR)"
+fi
+usermod -a -G "$GROUP" "$INSTRUCTOR"
+INST_HOME=$(getent passwd "$INSTRUCTOR" | cut -d: -f6)
+for u in $(getent group "$GROUP" | cut -d: -f4 | tr ',' ' ') "$INSTRUCTOR"; do
+  h=$(getent passwd "$u" | cut -d: -f6); [ -d "$h" ] && chmod 0700 "$h"
+done
+
+# 5. The instructor's course folder (solutions, gradebook): a copy of this repository, theirs alone.
+COURSE=$INST_HOME/torchcourse
+if [ ! -d "$COURSE" ]; then
+  mkdir -p "$COURSE"
+  if git -C "$REPO" rev-parse --git-dir >/dev/null 2>&1; then
+    git -C "$REPO" archive --format=tar HEAD | tar -x -C "$COURSE"
+  else
+    tar -C "$REPO" --exclude=.venv --exclude=node_modules --exclude=_build --exclude=.git -cf - . | tar -x -C "$COURSE"
+  fi
+  chown -R "$INSTRUCTOR:" "$COURSE"
+  say "the course is in $COURSE"
+fi
+INST_GROUP=$(id -gn "$INSTRUCTOR")
+install -d -o "$INSTRUCTOR" -g "$INST_GROUP" -m 0700 "$INST_HOME/.jupyter" "$INST_HOME/.jupyter/jupyter_server_config.d" \
+  "$INST_HOME/.jupyter/labconfig"
+cat > "$INST_HOME/.jupyter/nbgrader_config.py" <<EOF
+# Written by deploy/setup-class.sh: formgrader and nbgrader's commands use the course folder wherever they start.
+c = get_config()  # noqa: F821
+load_subconfig("$COURSE/nbgrader_config.py")  # noqa: F821
+c.CourseDirectory.root = "$COURSE"
+c.Exchange.root = "$EXCHANGE"
+EOF
+echo '{"ServerApp": {"jpserver_extensions": {"nbgrader.server_extensions.formgrader": true,
+  "nbgrader.server_extensions.course_list": true}}}' > "$INST_HOME/.jupyter/jupyter_server_config.d/torchcourse-instructor.json"
+echo '{"disabledExtensions": {"@jupyter/nbgrader:formgrader": false, "@jupyter/nbgrader:course-list": false,
+  "@jupyter/nbgrader:create-assignment": false}}' > "$INST_HOME/.jupyter/labconfig/page_config.json"
+chown "$INSTRUCTOR:$INST_GROUP" "$INST_HOME/.jupyter/nbgrader_config.py" \
+  "$INST_HOME/.jupyter/jupyter_server_config.d/torchcourse-instructor.json" "$INST_HOME/.jupyter/labconfig/page_config.json"
+
+# Everyone else: the course and the exchange by default; no formgrader (it is the instructor's alone).
+mkdir -p "$VENV/etc/jupyter/jupyter_server_config.d" "$VENV/etc/jupyter/labconfig"
+cat > "$VENV/etc/jupyter/nbgrader_config.py" <<EOF
+c = get_config()  # noqa: F821
+c.CourseDirectory.course_id = "$COURSE_ID"
+c.Exchange.root = "$EXCHANGE"
+EOF
+echo '{"ServerApp": {"jpserver_extensions": {"nbgrader.server_extensions.formgrader": false,
+  "nbgrader.server_extensions.course_list": false}}}' > "$VENV/etc/jupyter/jupyter_server_config.d/zz-torchcourse.json"
+echo '{"disabledExtensions": {"@jupyter/nbgrader:formgrader": true, "@jupyter/nbgrader:course-list": true,
+  "@jupyter/nbgrader:create-assignment": true}}' > "$VENV/etc/jupyter/labconfig/page_config.json"
+chmod -R a+rX "$VENV/etc"
+
+# 6. The exchange. Its root is sticky (1777): nobody renames or deletes another's folder in it (nbgrader's
+#    documented 0777 lets a student rename the course). The course's folders are the instructor's before any
+#    student can squat them; inbound is write-only for students, sticky too.
+mkdir -p "$EXCHANGE"
+chown root:root "$EXCHANGE" && chmod 1777 "$EXCHANGE"
+install -d -o "$INSTRUCTOR" -g "$INST_GROUP" -m 0755 "$EXCHANGE/$COURSE_ID" "$EXCHANGE/$COURSE_ID/outbound"
+install -d -o "$INSTRUCTOR" -g "$INST_GROUP" -m 3733 "$EXCHANGE/$COURSE_ID/inbound"
+install -d -o "$INSTRUCTOR" -g "$INST_GROUP" -m 0711 "$EXCHANGE/$COURSE_ID/feedback"
+for d in "$EXCHANGE/$COURSE_ID" "$EXCHANGE/$COURSE_ID"/{outbound,inbound,feedback}; do
+  [ "$(stat -c %U "$d")" = "$INSTRUCTOR" ] || { echo "setup-class.sh: $d belongs to $(stat -c %U "$d"), not $INSTRUCTOR: \
+someone made it first; check its contents, remove it, and run again" >&2; exit 1; }
+done
+
+# 7. Settings for the hub, the grading command and login shells.
+cat > "$PREFIX/etc/class.env" <<EOF
+INSTRUCTOR=$INSTRUCTOR
+PREFIX=$PREFIX
+COURSE=$COURSE
+EXCHANGE=$EXCHANGE
+HUB_IP=$HUB_IP
+HUB_PORT=$HUB_PORT
+HUB_API_PORT=$HUB_API_PORT
+PROXY_API_PORT=$PROXY_API_PORT
+AUTH=$AUTH
+GROUP=$GROUP
+SSL_CERT=${SSL_CERT:-}
+SSL_KEY=${SSL_KEY:-}
+GRADER_PYTHON=${BASE_VENV:-$VENV}/bin/python
+EOF
+chmod 0644 "$PREFIX/etc/class.env"
+if [ -n "${SHARED_PASSWORD:-}" ]; then
+  (umask 077; printf '%s' "$SHARED_PASSWORD" > "$PREFIX/etc/shared-password")
+fi
+cp "$REPO/deploy/jupyterhub_config.py" "$PREFIX/etc/jupyterhub_config.py"
+cp "$REPO/deploy/autograde.sh" "$PREFIX/bin/autograde" && chmod 0755 "$PREFIX/bin/autograde"
+cp "$REPO/deploy/release_feedback.py" "$PREFIX/bin/release-feedback" && chmod 0755 "$PREFIX/bin/release-feedback"
+sed -i "1s|.*|#!$VENV/bin/python|" "$PREFIX/bin/release-feedback"
+printf 'export TORCHCOURSE_EXCHANGE=%s\ncase ":$PATH:" in *":%s/bin:"*) ;; *) PATH="%s/bin:$PATH" ;; esac\n' \
+  "$EXCHANGE" "$PREFIX" "$PREFIX" > /etc/profile.d/torchcourse.sh
+if [ -d /etc/sudoers.d ]; then
+  # The instructor's one root command: the grader's sandbox needs root to drop learner code to a uid of its own.
+  echo "$INSTRUCTOR ALL=(root) NOPASSWD: $PREFIX/bin/autograde" > /etc/sudoers.d/torchcourse
+  chmod 0440 /etc/sudoers.d/torchcourse
+fi
+mkdir -p "$PREFIX/state" && chmod 0700 "$PREFIX/state"
+
+# 8. Start the hub (a systemd service where systemd runs; otherwise a background process with a pid file).
+[ "$START" = 1 ] || { say "set up; start the hub with: $PREFIX/bin/python -m jupyterhub -f $PREFIX/etc/jupyterhub_config.py"; exit 0; }
+if [ -d /run/systemd/system ]; then
+  cat > /etc/systemd/system/torchcourse-hub.service <<EOF
+[Unit]
+Description=JupyterHub for torchcourse
+After=network.target
+[Service]
+WorkingDirectory=$PREFIX/state
+ExecStart=$VENV/bin/python -m jupyterhub -f $PREFIX/etc/jupyterhub_config.py
+Restart=on-failure
+[Install]
+WantedBy=multi-user.target
+EOF
+  systemctl daemon-reload
+  systemctl enable torchcourse-hub >/dev/null 2>&1
+  systemctl restart torchcourse-hub
+else
+  "$REPO/deploy/hub.sh" restart "$PREFIX"
+fi
+scheme=http; [ -n "${SSL_CERT:-}" ] && scheme=https
+say "hub starting at $scheme://$HUB_IP:$HUB_PORT/ (log in as $INSTRUCTOR; students: deploy/add-student.sh NAME)"
