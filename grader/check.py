@@ -1,6 +1,7 @@
 """check: a learner's self-check, in a fresh kernel: one line per exercise.
 
-Only the visible checks are in a learner's notebook; graded checks include more cases.
+Only the visible checks are in a learner's notebook; graded checks include more cases. In a kernel,
+``from torchcourse.grading import check; check("slug")`` reruns one exercise with the same messages.
 """
 
 from __future__ import annotations
@@ -10,8 +11,8 @@ from pathlib import Path
 import nbformat
 
 from torchcourse.contract import CELL_TIMEOUT_S, grade_id, is_checks_cell
-
-FOOTER = "These are the visible checks only; graded checks include more cases."
+from torchcourse.grading import CHECK_FOOTER as FOOTER
+from torchcourse.grading import check_message
 
 
 def exercise_lines(nb: nbformat.NotebookNode) -> list[tuple[str, bool, str]]:
@@ -22,13 +23,8 @@ def exercise_lines(nb: nbformat.NotebookNode) -> list[tuple[str, bool, str]]:
             continue
         gid = grade_id(cell) or "?"
         err = next((o for o in cell.get("outputs", []) if o.get("output_type") == "error"), None)
-        if err is None:
-            lines.append((gid, True, "passed"))
-        elif err.get("ename") == "NotImplementedError":
-            lines.append((gid, False,
-                          "not answered yet (the answer cell still raises NotImplementedError)"))
-        else:
-            lines.append((gid, False, f"{err.get('ename')}: {err.get('evalue')}"))
+        ok, message = check_message(None if err is None else str(err.get("ename")), str((err or {}).get("evalue")))
+        lines.append((gid, ok, message))
     return lines
 
 

@@ -1,8 +1,11 @@
 """feedback: per-student HTML from the autograded notebooks, with no hidden-test source in it.
 
-Hidden blocks are cut from test cells, tracebacks of test cells (which quote test lines)
-are reduced to the failing check's message, and emitted values are dropped. A final
-check refuses to write a page that still carries any line of a hidden block.
+A page shows the scores with the judge's learner-safe reasons, the learner's own code, and
+the outputs of the cells that ran before the first checks cell: from there on learner code
+could have printed what it saw of the hidden cases (the arguments it was called with), so
+those outputs are not shown (grader/README.md, "Threat model"). Hidden blocks are cut from
+test cells and emitted values are dropped. A final check refuses to write a page that still
+carries any line of a hidden block.
 """
 
 from __future__ import annotations
@@ -33,10 +36,20 @@ pre{background:#f6f8fa;padding:.6rem;overflow-x:auto}.pass{color:#176f2c}.fail{c
 table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.25rem .5rem;text-align:left}"""
 
 
+HIDDEN_NOTE = ("(Outputs of the graded run are shown up to the first graded checks only: from there on, code "
+               "could have printed the hidden cases. Your scores and the checks' messages are above.)\n")
+
+
 def _strip(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    hidden_ran = False
     for cell in nb.cells:
         if cell.cell_type == "code":
             cell.outputs = [o for o in cell.outputs if EMIT_MIME not in o.get("data", {})]
+            if is_checks_cell(cell) and not hidden_ran:
+                hidden_ran = True
+                cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=HIDDEN_NOTE)]
+            elif hidden_ran:  # whatever learner code printed once hidden code had been in its process
+                cell.outputs = []
         if is_checks_cell(cell):
             cell.source = _without_hidden(cell.source)
             for o in cell.outputs:

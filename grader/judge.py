@@ -4,8 +4,9 @@ The sandbox's account of a test cell (its status, its outputs) is a claim made b
 process that ran learner code; it can be forged. An exercise therefore scores only if
 (1) the test cell ran to the end without error, (2) every value it emitted equals the
 value the same hidden cell emitted on solutions/ with the same grader-chosen seed (same
-names, same order, nothing missing, nothing extra), and (3) no library the checks rely
-on was rebound. Missing or malformed values fail. Tolerances come only from the
+names, same order, nothing missing, nothing extra; values taken by the sandbox's audit hook,
+not from the cell's outputs), and (3) the sandbox recorded no tampering in this cell or any
+cell before it (grader/README.md, "Threat model"). Missing or malformed values fail. Tolerances come only from the
 reference side. Scores are clamped to [0, max].
 """
 
@@ -27,24 +28,22 @@ class Exercise:
     score: float = 0.0
     status: str = "not_run"        # passed, failed, not_run, timeout, budget, crashed, tampered, error
     reason: str = ""               # for the learner and the report: the first failing check or what went wrong
+    detail: str = ""               # for the instructor only: the full difference or error (may quote hidden data)
     flags: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         return asdict(self)
 
 
-def emitted(outputs: Any, slug: str) -> tuple[list[tuple[str, Any, dict]], list[str]]:
-    """The (name, value, tolerances) a cell emitted for `slug`, in order, and any malformed payloads."""
+def emitted(records: Any, slug: str) -> tuple[list[tuple[str, Any, dict]], list[str]]:
+    """The (name, value, tolerances) a hidden block emitted for `slug`, in order, and any malformed records.
+
+    `records` are what the sandbox's audit hook took from ``torchcourse.grading.emit`` calls made by the
+    hidden block itself (a display output carrying the emit MIME type counts for nothing)."""
     values, bad = [], []
-    if type(outputs) is not list:
-        return values, ["outputs are not a list"]
-    for out in outputs:
-        if type(out) is not dict or out.get("output_type") != "display_data":
-            continue
-        data = out.get("data")
-        if type(data) is not dict or EMIT_MIME not in data:
-            continue
-        payload = data[EMIT_MIME]
+    if type(records) is not list:
+        return values, ["emitted values are not a list"]
+    for payload in records:
         if type(payload) is not dict or type(payload.get("name")) is not str or "value" not in payload:
             bad.append("malformed emitted value")
             continue
@@ -78,7 +77,7 @@ def cell_states(raw: RawResult, n_cells: int) -> list[str]:
     first_missing = True
     for i in range(n_cells):
         line = raw.cells.get(i)
-        if line is not None:
+        if line is not None and line["status"] != "unfinished":
             states.append(line["status"])
             continue
         if first_missing:
@@ -114,16 +113,65 @@ def reference_values(sol: Sanitised, raw: RawResult) -> dict[str, list[tuple[str
             raise RuntimeError(f"the solution fails its own test cell {gid!r} ({states[pos]}): "
                                f"{first_error(raw.cells.get(pos))} [run: {raw.status}, exit code {raw.code}, "
                                f"signal {raw.signal}, {raw.error[-300:]}]")
-        values, bad = emitted(raw.cells[pos]["outputs"], gid)
+        values, bad = emitted(raw.cells[pos].get("emits"), gid)
         if bad:
             raise RuntimeError(f"the solution's test cell {gid!r} emitted malformed values: {bad}")
         refs[gid] = values
     return refs
 
 
+def _tampering(raw: RawResult, upto: int) -> list[str]:
+    """Tampering records of every cell up to and including `upto`: what an earlier cell did (a trace
+    function set in an answer cell, a patched library) works on every check after it."""
+    found = []
+    for i in sorted(k for k in raw.cells if k <= upto):
+        t = raw.cells[i].get("tampered")
+        if type(t) is list:
+            found += [str(x)[:200] for x in t]
+    return list(dict.fromkeys(found))
+
+
+def learner_reason(line: dict | None, before_hidden: bool) -> str:
+    """What a learner may read about a failed checks cell. Only what provably came before any hidden code
+    was in the process is quoted (an error of the visible checks, which the learner can rerun at home
+    anyway); afterwards learner code could have smuggled hidden cases into any message it shapes (an
+    exception's text, a returned string in "f(x) returned ..."), so the learner reads which kind of check
+    failed, not its text. The instructor has the text in ``detail``."""
+    if not line:
+        return ""
+    outputs = line.get("outputs") if type(line.get("outputs")) is list else []
+    shown = line.get("shown") if type(line.get("shown")) is int else 0
+    for k, out in enumerate(outputs):
+        if type(out) is dict and out.get("output_type") == "error":
+            ename, evalue = str(out.get("ename", "")), str(out.get("evalue", ""))
+            if ename == "NotImplementedError":
+                return "not answered yet (the answer cell still raises NotImplementedError)"
+            if k < shown:
+                if before_hidden:
+                    return f"{ename}: {evalue}"[:500]
+                return f"a visible check failed ({ename}); run this exercise's checks in your notebook to see why"
+            return "a graded check (with more cases than the visible ones) failed"
+    return ""
+
+
+def _hidden_started(raw: RawResult, grade_positions) -> int:
+    """The position of the first checks cell whose hidden block ran (its visible part passed); beyond the
+    last cell when none did."""
+    for pos in sorted(grade_positions):
+        line = raw.cells.get(pos)
+        if not line:
+            continue
+        shown = line.get("shown") if type(line.get("shown")) is int else 0
+        outs = line.get("outputs") if type(line.get("outputs")) is list else []
+        if not any(type(o) is dict and o.get("output_type") == "error" for o in outs[:shown]):
+            return pos
+    return 1 << 30
+
+
 def judge(notebook: str, sub: Sanitised, raw: RawResult, refs: dict[str, list]) -> list[Exercise]:
     """Score every test cell of one notebook."""
     states = cell_states(raw, len(sub.code_cells))
+    hidden_from = _hidden_started(raw, sub.grade_cells.values())
     result = []
     for gid, max_points in sub.points.items():
         ex = Exercise(gid, notebook, max_points)
@@ -134,12 +182,17 @@ def judge(notebook: str, sub: Sanitised, raw: RawResult, refs: dict[str, list]) 
             continue
         state = states[pos]
         line = raw.cells.get(pos)
-        tampered = line.get("tampered") if line and type(line.get("tampered")) is list else []
-        if tampered:  # worth an instructor's look even when the check failed anyway
-            ex.flags.append("tampered: " + ", ".join(str(t) for t in tampered[:5]))
+        tampered = _tampering(raw, pos)
+        if tampered:  # scores 0 whatever the checks said; the instructor sees why
+            ex.status = "tampered"
+            ex.reason = "the notebook interfered with the grader's checks, so this exercise is not scored"
+            ex.flags.append("tampered: " + "; ".join(tampered[:5]))
+            result.append(ex)
+            continue
         if state != "ok":
             ex.status = "failed" if state == "error" else state
-            ex.reason = first_error(line) or {
+            ex.detail = first_error(line)
+            ex.reason = learner_reason(line, pos <= hidden_from) or {
                 "timeout": "a cell ran past its time limit before this check",
                 "budget": "the notebook ran past its total time budget before this check",
                 "crashed": "the Python process died (os._exit, a crash or a limit) before this check finished",
@@ -151,17 +204,16 @@ def judge(notebook: str, sub: Sanitised, raw: RawResult, refs: dict[str, list]) 
                 ex.flags.append(state)
             result.append(ex)
             continue
-        got, bad = emitted(line.get("outputs"), gid)
+        got, bad = emitted(line.get("emits"), gid)
         ref = refs.get(gid, [])
         diff = compare(ref, got)
-        if tampered:
-            ex.status, ex.reason = "tampered", "library functions the checks rely on were replaced: " + ", ".join(
-                str(t) for t in tampered[:5])
-        elif bad:
+        if bad:
             ex.status, ex.reason = "failed", "; ".join(bad[:3])
             ex.flags.append("malformed emitted values")
         elif diff:
-            ex.status, ex.reason = "failed", "a graded check's value differs from the solution's: " + diff
+            # The learner reads which value differs, not the solution's value (hidden test data).
+            ex.status, ex.detail = "failed", diff
+            ex.reason = "a graded check's value differs from the solution's (" + diff.split(":")[0][:80] + ")"
             # The sandbox said every check passed, yet the values are wrong: someone fooled the checks.
             ex.flags.append("checks passed in the sandbox but the values are wrong")
         else:

@@ -31,7 +31,7 @@ from pathlib import Path
 
 from grader import hostlimits
 from grader.limits import cap_outputs, parse_line, result_lines
-from torchcourse.contract import CELL_TIMEOUT_S, NOTEBOOK_BUDGET_S
+from torchcourse.contract import CELL_TIMEOUT_S, NOTEBOOK_BUDGET_S, split_regions
 
 WORKER = Path(__file__).with_name("worker.py")
 INSIDE_WORKER = "/opt/torchcourse-grader/worker.py"
@@ -336,7 +336,9 @@ def preload_errors(ready: dict) -> list[str]:
 
 
 def parse_results(path: Path, n_cells: int) -> dict[int, dict]:
-    """Per-cell lines from results.jsonl: size-capped, malformed lines dropped, first claim per cell kept."""
+    """Per-cell lines the worker wrote (status ok, error, output_limit, or unfinished: a cell that did not
+    report but whose emitted values or tampering records arrived): size-capped, malformed lines dropped,
+    first line per cell kept."""
     cells: dict[int, dict] = {}
     try:
         with open(path, "rb") as f:
@@ -347,12 +349,30 @@ def parse_results(path: Path, n_cells: int) -> dict[int, dict]:
         line = parse_line(raw)
         if type(line) is not dict or type(line.get("i")) is not int or not 0 <= line["i"] < n_cells:
             continue
-        if type(line.get("outputs")) is not list or line.get("status") not in ("ok", "error", "output_limit"):
+        if type(line.get("outputs")) is not list or line.get("status") not in ("ok", "error", "output_limit",
+                                                                              "unfinished"):
             continue
         if line["i"] not in cells:
             line["outputs"] = cap_outputs(line["outputs"])
         cells.setdefault(line["i"], line)
     return cells
+
+
+def split_cells(cells: list[str], watch) -> list[dict]:
+    """Each cell as the worker runs it: a checks cell (an index in `watch`) in two parts, its visible lines,
+    then its hidden block, which the worker runs apart, in a namespace of its own (and sends to the child
+    only once the visible part has run)."""
+    watched = set(watch)
+    out = []
+    for i, source in enumerate(cells):
+        if i not in watched:
+            out.append({"source": source, "hidden": None})
+            continue
+        regions = split_regions(source)
+        visible = "\n".join(line for kind, line in regions if kind in ("outside", "solution"))
+        hidden = "\n".join(line for kind, line in regions if kind == "hidden")
+        out.append({"source": visible, "hidden": hidden})
+    return out
 
 
 class SandboxWorker:
@@ -467,8 +487,9 @@ class SandboxWorker:
         name = f"j{self.counter}"
         outside = self.jobs_root / name
         outside.mkdir(mode=0o700)
+        results = self.jobs_root / f"{name}.results.jsonl"  # the worker's (root's), outside the job's folder
         try:
-            (outside / "job.json").write_text(json.dumps({"cells": cells, "seed": seed, "watch": list(watch)}))
+            (outside / "job.json").write_text(json.dumps({"cells": split_cells(cells, watch), "seed": seed}))
             os.chmod(outside / "job.json", 0o600)
             for fname, data in (files or {}).items():
                 if "/" not in fname and fname not in ("job.json", "results.jsonl", "raw.out", ".", ".."):
@@ -477,7 +498,8 @@ class SandboxWorker:
             if self.uid is not None:
                 os.chown(outside, self.uid, self.uid)
             inside = f"/jobs/{name}" if self.fac.bwrap else str(outside)
-            spec = {"id": name, "dir": inside, "uid": self.uid, "gid": self.uid,
+            spec = {"id": name, "dir": inside, "results": f"/jobs/{results.name}" if self.fac.bwrap else str(results),
+                    "uid": self.uid, "gid": self.uid,
                     "netns": (not self.fac.bwrap) and self.fac.root, **self.limits.to_dict()}
             assert self.proc and self.proc.stdin
             try:
@@ -488,15 +510,16 @@ class SandboxWorker:
             if line is None:
                 return self._died(name)
             reply = json.loads(line)
-            cells_done = parse_results(outside / "results.jsonl", len(cells))
+            cells_done = parse_results(results, len(cells))
             return RawResult(reply.get("status", "worker_error"), cells_done, reply.get("seconds", 0.0),
                              reply.get("code"), reply.get("signal"), reply.get("error", ""),
                              list(self.preload_errors))
         finally:
             shutil.rmtree(outside, ignore_errors=True)
+            results.unlink(missing_ok=True)
 
     def _died(self, name: str) -> RawResult:
-        cells = parse_results(self.jobs_root / name / "results.jsonl", 10**6)
+        cells = parse_results(self.jobs_root / f"{name}.results.jsonl", 10**6)
         tail = self.log_tail()
         self.close_process_only()
         return RawResult("worker_died", cells, error="the sandbox worker stopped: " + tail[-500:],

@@ -4,12 +4,17 @@ This file runs *inside* the sandbox (bubblewrap when available) as
 ``python -I worker.py``; it imports nothing from the grader package and holds no
 answers, tests or grades, because every child it forks sees its memory.
 
-Protocol (one JSON object per line): the grader writes ``{"id", "dir", "uid", "gid",
+Protocol (one JSON object per line): the grader writes ``{"id", "dir", "results", "uid", "gid",
 "cell_timeout", "budget", "mem_mb", "nproc", "fsize_mb", "netns"}`` on stdin; the
 worker answers ``{"id", "status", "code", "signal", "seconds"}`` on stdout. The job
-directory holds ``job.json`` (cells and seed, readable by root only); the child reads
-it, deletes it, drops its privileges and writes one JSON line per cell to
-``results.jsonl``. Those lines are *claims* of untrusted code: the judge treats them
+directory holds ``job.json`` (cells and seed, readable by root only). The worker forks
+the child first and only then reads and deletes ``job.json``: the child gets the seed and
+each cell over a pipe, one cell at a time, after the previous one has reported. The child
+reports on a second pipe (an inherited descriptor, not a path it could replace): every line
+carries the nonce the worker chose for that cell. Emitted values and tampering records are
+written on it by an audit hook the moment they happen (see "integrity" below). The worker
+writes what it accepted, one line per cell, to ``results`` (a file outside the job's folder).
+Those lines are still *claims* of code that ran beside learner code: the judge treats them
 as data, never as verdicts.
 """
 
@@ -22,10 +27,12 @@ import io
 import json
 import os
 import resource
+import secrets
 import select
 import signal
 import sys
 import time
+from _thread import get_ident as _thread_ident
 
 os.environ.setdefault("MPLBACKEND", "Agg")
 import torch  # noqa: E402
@@ -217,9 +224,33 @@ def make_shell() -> GradeShell:
 
 
 # --------------------------------------------------------------------------- integrity
+# Learner code shares this process. What decides a score must not be forgeable from it, so:
+# * values a hidden check emits reach the parent through an audit hook (PEP 578: it cannot be removed
+#   once added), written at once on an inherited pipe with a per-cell nonce the parent chose;
+# * the same hook records tampering the moment it happens (frame and traceback introspection, trace and
+#   profile functions, gc walks, ctypes, reading process memory, writes to library classes), before the
+#   learner's code can use what it would get;
+# * at every boundary of a checks cell and at every emitted value, identities of the library functions
+#   the checks use, the notebook's names for them, torch's mode stacks and trace functions are compared
+#   with a snapshot taken before any learner code ran.
+# The hook and the checks are closures: nothing a learner can reach by name holds them.
 
-WATCHED = ["builtins", "math", "operator", "numpy", "numpy.testing", "numpy.linalg", "torch", "torch.testing",
-           "torch.nn.functional", "torchcourse.grading", "json", "hashlib"]
+WATCHED = ["builtins", "math", "operator", "sys", "re", "random", "json", "hashlib", "numpy", "numpy.testing",
+           "numpy.linalg", "numpy.random", "torch", "torch.testing", "torch.nn", "torch.nn.functional",
+           "torch.overrides", "torch.autograd", "IPython.display", "IPython.core.display_functions"]
+# Names a notebook binds to libraries; a hidden block sees the library itself whatever the notebook rebound.
+CANONICAL = {"torch": "torch", "np": "numpy", "numpy": "numpy", "math": "math", "re": "re", "random": "random",
+             "F": "torch.nn.functional", "nn": "torch.nn"}
+LIBRARY_NAMES = frozenset({"torch", "np", "numpy", "F", "nn"})
+# Introspection helpers a learner may call instead of sys._getframe: the event is theirs, not the helper's.
+# (traceback.py reads tb_frame to print an exception the learner caught: honest, so not counted there.)
+HELPER_FILES = ("/inspect.py", "/traceback.py", "/ctypes/__init__.py")
+TB_HELPER_FILES = ("/inspect.py",)
+CODE_ATTRS = frozenset({"__code__", "__defaults__", "__kwdefaults__"})
+FRAME_ATTRS = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame"})
+ALWAYS = frozenset({"sys.settrace", "sys.setprofile", "gc.get_objects", "gc.get_referrers", "gc.get_referents",
+                    "sys._current_frames"})
+LEARNER = frozenset({"sys._getframe", "compile", "code.__new__", "function.__new__"})
 
 
 def _watched_value(v) -> bool:
@@ -227,39 +258,175 @@ def _watched_value(v) -> bool:
     return callable(v) or type(v).__name__ == "module" or isinstance(v, (property, staticmethod, classmethod))
 
 
+def _modules() -> list[str]:
+    names = list(WATCHED)
+    names += sorted(n for n in sys.modules if n == "torchcourse" or n.startswith("torchcourse."))
+    return names
+
+
 def _snapshot() -> dict:
     """Identity of every attribute of the libraries hidden checks rely on, and of torch.Tensor's methods."""
     snap = {}
-    for name in WATCHED:
+    for name in _modules():
         mod = sys.modules.get(name)
         if mod is None:
             continue
         snap[name] = (id(mod), {k: id(v) for k, v in vars(mod).items() if _watched_value(v)})
-    snap["torch.Tensor"] = (id(torch.Tensor), {k: id(v) for k, v in vars(torch.Tensor).items() if _watched_value(v)})
-    snap["numpy.ndarray"] = (id(numpy.ndarray), {})
+    for name, cls in (("torch.Tensor", torch.Tensor), ("torch._C.TensorBase", torch._C.TensorBase),
+                      ("torch.nn.Module", torch.nn.Module), ("torch.Generator", torch.Generator)):
+        snap[name] = (id(cls), {k: id(v) for k, v in vars(cls).items()})
     return snap
 
 
-def _changed(snap: dict) -> list[str]:
-    """Names rebound or deleted since the snapshot (additions are allowed: lazy imports add names)."""
-    changed = []
-    for name, (mod_id, attrs) in snap.items():
-        if name == "torch.Tensor":
-            now = vars(torch.Tensor)
-        elif name == "numpy.ndarray":
-            continue
-        else:
-            mod = sys.modules.get(name)
-            if mod is None or id(mod) != mod_id:
-                changed.append(name)
-                continue
-            now = vars(mod)
-        for key, ident in attrs.items():
-            if key.startswith("__") and key in ("__builtins__", "__loader__", "__spec__", "__cached__"):
-                continue
-            if key not in now or id(now[key]) != ident:
-                changed.append(f"{name}.{key}")
-    return changed[:20]
+def make_guard(shell: GradeShell, snap: dict, fd: int, grading):
+    """(audit hook, check, state): the hook records events and emitted values on `fd`; `check(where)`
+    compares the process with `snap`; `state` holds the current nonce and the hidden checks' file names."""
+    state = {"nonce": "", "hidden": set(), "busy": set()}
+    dumps, write, fstat, getident, kill, getpid = json.dumps, os.write, os.fstat, _thread_ident, os.kill, os.getpid
+    getframe, modules, gettrace, getprofile = sys._getframe, sys.modules, sys.gettrace, sys.getprofile
+    ino = (fstat(fd).st_dev, fstat(fd).st_ino)
+    classes = {"torch.Tensor": torch.Tensor, "torch._C.TensorBase": torch._C.TensorBase,
+               "torch.nn.Module": torch.nn.Module, "torch.Generator": torch.Generator}
+    watched_types = frozenset(id(c) for c in classes.values()) | {id(GradeShell), id(_Publisher), id(_Hook),
+                                                                  id(_Sink), id(_Collector), id(InteractiveShell),
+                                                                  id(DisplayPublisher), id(DisplayHook)}
+    emit_code = grading.emit.__code__ if grading is not None else None
+    fn_len, dispatch_len = torch._C._len_torch_function_stack, torch._C._len_torch_dispatch_stack
+    events = shell.events.callbacks
+    callbacks = {k: list(v) for k, v in events.items()}
+    transformers = (list(shell.input_transformers_cleanup), list(shell.input_transformers_post),
+                    list(shell.ast_transformers))
+    user_ns = shell.user_ns
+    Module = type(sys)
+    # The library names hidden blocks use: rebinding one is tampering (the hidden block gets the library anyway).
+    libraries = {name: modules[mod] for name, mod in CANONICAL.items() if mod in modules and name in LIBRARY_NAMES}
+
+    def send(obj) -> None:
+        st = fstat(fd)
+        if (st.st_dev, st.st_ino) != ino:  # the channel was replaced: nothing this process says can be trusted
+            kill(getpid(), 9)
+        write(fd, (dumps({"n": state["nonce"], **obj}, default=repr) + "\n").encode())
+
+    def learner_caused(frame, helpers=HELPER_FILES) -> bool:
+        """Is the innermost frame that is not an introspection helper a notebook cell's?"""
+        while frame is not None and frame.f_code.co_filename.endswith(helpers):
+            frame = frame.f_back
+        return frame is not None and frame.f_code.co_filename.startswith("<ipython-input-")
+
+    def changed() -> list[str]:
+        found = []
+        for name, (mod_id, attrs) in snap.items():
+            if name in classes:
+                now = vars(classes[name])
+                extra = [k for k in now if k not in attrs]
+                found += [f"{name}.{k} added" for k in extra]
+            else:
+                mod = modules.get(name)
+                if mod is None or id(mod) != mod_id:
+                    found.append(f"sys.modules[{name!r}] replaced")
+                    continue
+                now = vars(mod)
+            for key, ident in attrs.items():
+                if key in ("__builtins__", "__loader__", "__spec__", "__cached__"):
+                    continue
+                if key not in now or id(now[key]) != ident:
+                    found.append(f"{name}.{key}")
+        for name, lib in libraries.items():
+            if name in user_ns and user_ns[name] is not lib:
+                found.append(f"the notebook's name {name!r} is not the {lib.__name__} module")
+        for name, value in list(user_ns.items()):
+            if type(value) is Module and getattr(value, "__name__", None) in modules \
+                    and modules[value.__name__] is not value:
+                found.append(f"the notebook's name {name!r} is not the module it claims")
+        if fn_len() or dispatch_len():
+            found.append("a torch function or dispatch mode is active")
+        if gettrace() is not None or getprofile() is not None:
+            found.append("a trace or profile function is set")
+        if {k: list(v) for k, v in events.items()} != callbacks:
+            found.append("IPython event callbacks registered")
+        if (list(shell.input_transformers_cleanup), list(shell.input_transformers_post),
+                list(shell.ast_transformers)) != transformers:
+            found.append("IPython input or AST transformers registered")
+        return found[:20]
+
+    def check(where: str) -> list[str]:
+        found = changed()
+        if found:
+            send({"tampered": [f"{where}: {x}" for x in found]})
+        return found
+
+    def hook(event: str, args: tuple) -> None:
+        if event == "torchcourse.emit":
+            who = getident()
+            if who in state["busy"]:
+                return
+            state["busy"].add(who)
+            try:
+                frame = getframe(1)
+                caller = frame.f_back if frame is not None else None
+                if emit_code is None or frame.f_code is not emit_code or caller is None \
+                        or caller.f_code.co_filename not in state["hidden"]:
+                    send({"tampered": ["a value was emitted from outside the hidden checks"]})
+                    return
+                found = changed()
+                if found:
+                    send({"tampered": [f"at an emitted value: {x}" for x in found]})
+                send({"emit": args[0] if args else None})
+            finally:
+                state["busy"].discard(who)
+            return
+        if event == "torchcourse.called":
+            who = getident()
+            if who not in state["busy"]:
+                state["busy"].add(who)
+                try:
+                    found = changed()
+                    if found:
+                        send({"tampered": [f"as learner code returned: {x}" for x in found]})
+                finally:
+                    state["busy"].discard(who)
+            return
+        if event == "object.__getattr__":
+            if args[1] not in FRAME_ATTRS:
+                return
+        elif event in ("object.__setattr__", "object.__delattr__"):
+            # a library class changed, or any function's code swapped in place (its identity stays)
+            if id(args[0]) not in watched_types and args[1] not in CODE_ATTRS:
+                return
+        elif event == "open":
+            path = str(args[0])
+            if not (path.startswith("/proc/") and path.endswith(("/mem", "/pagemap"))):
+                return
+        elif event not in ALWAYS and event not in LEARNER and not event.startswith("ctypes."):
+            return
+        who = getident()
+        if who in state["busy"]:
+            return
+        state["busy"].add(who)
+        try:
+            if event in ALWAYS or event == "open" or event.startswith("object.__setattr__") \
+                    or event == "object.__delattr__":
+                if event == "sys._current_frames" and not learner_caused(getframe(1)):
+                    return
+                if event.startswith("object.__") and not learner_caused(getframe(1)):
+                    return
+            elif event == "object.__getattr__":
+                if not learner_caused(getframe(1), TB_HELPER_FILES):
+                    return
+            elif event in ("compile", "code.__new__", "function.__new__"):
+                name = str(args[1]) if event == "compile" and len(args) > 1 else ""
+                if event == "code.__new__" and len(args) > 1:
+                    name = str(args[1])
+                if not name.startswith(("<ipython-input-", "<hidden-checks-")) or not learner_caused(getframe(1)):
+                    return
+            elif not learner_caused(getframe(1)):
+                return
+            detail = args[1] if event.startswith("object.") else ""
+            send({"tampered": [f"{event} {detail}".strip() + " called from notebook code"]})
+        finally:
+            state["busy"].discard(who)
+
+    return hook, check, state
 
 
 # --------------------------------------------------------------------------- the child
@@ -289,20 +456,49 @@ def _limits(spec: dict) -> None:
         resource.setrlimit(resource.RLIMIT_NPROC, (int(spec["nproc"]), int(spec["nproc"])))
 
 
-def run_child(shell: GradeShell, spec: dict, tick: int, snap: dict) -> None:
-    """Set up the sandboxed process and run every cell; never returns."""
+def _read_message(fd: int, buf: bytearray) -> dict | None:
+    """One JSON line from the parent (None at end of file)."""
+    while b"\n" not in buf:
+        chunk = os.read(fd, 1 << 16)
+        if not chunk:
+            return None
+        buf += chunk
+    line, _, rest = bytes(buf).partition(b"\n")
+    buf[:] = rest
+    return json.loads(line)
+
+
+def _seed_everything(seed: int) -> None:
+    """Every job starts from the same random state, derived from the grader's seed (never the seed itself,
+    so torch.initial_seed() and friends do not reveal it)."""
+    import hashlib
+    import random
+
+    def derived(what: str, bits: int) -> int:
+        return int.from_bytes(hashlib.sha256(f"{seed}:{what}".encode()).digest()[:8], "little") % 2**bits
+
+    random.seed(derived("random", 63))
+    numpy.random.seed(derived("numpy", 32))
+    torch.manual_seed(derived("torch", 63))
+    if torchcourse is not None:
+        torchcourse.grading.set_seed(seed, secret=True)
+
+
+def run_child(shell: GradeShell, spec: dict, cmd: int, res: int, snap: dict) -> None:
+    """Set up the sandboxed process, then run the cells the parent sends one at a time; never returns.
+
+    The parent sends ``{"seed", "nonce"}``, then for each cell ``{"i", "nonce", "source", "hidden"}``
+    (``hidden`` true for a checks cell: once its visible part has run, the child asks for the hidden block
+    and gets ``{"hidden": source}``), then ``{"end": true}``. Every line back carries the nonce of the cell
+    it belongs to; ``shown`` in a cell's result counts the outputs made before any hidden code arrived."""
     os.setsid()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # an interrupt is for a cell, never for this set-up
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     jobdir = spec["dir"]
-    with open(os.path.join(jobdir, "job.json"), encoding="utf-8") as f:
-        job = json.load(f)
-    os.unlink(os.path.join(jobdir, "job.json"))
     if spec.get("netns"):  # outside bubblewrap: a network namespace of our own, when the OS allows
         if _libc.unshare(CLONE_NEWNET) != 0:
             raise OSError(ctypes.get_errno(), "unshare(CLONE_NEWNET) failed")
-    results = os.open(os.path.join(jobdir, "results.jsonl"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     raw_path = os.path.join(jobdir, "raw.out")
     raw = os.open(raw_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     raw_reader = os.open(raw_path, os.O_RDONLY)
@@ -310,7 +506,7 @@ def run_child(shell: GradeShell, spec: dict, tick: int, snap: dict) -> None:
     os.dup2(devnull, 0)
     os.dup2(raw, 1)
     os.dup2(raw, 2)
-    keep = {results, raw_reader, tick}
+    keep = {raw_reader, cmd, res}
     for fd in range(3, 1024):
         if fd not in keep:
             try:
@@ -318,8 +514,9 @@ def run_child(shell: GradeShell, spec: dict, tick: int, snap: dict) -> None:
             except OSError:
                 pass
     if spec.get("uid") is not None:
-        for path in (results, raw_reader):
-            os.fchown(path, spec["uid"], spec["gid"])
+        os.fchown(raw_reader, spec["uid"], spec["gid"])
+    buf = bytearray()
+    setup = _read_message(cmd, buf)  # the seed comes down the pipe: no file the job could read or replace
     _oom_score("0")
     _limits(spec)
     _drop(spec)
@@ -329,59 +526,86 @@ def run_child(shell: GradeShell, spec: dict, tick: int, snap: dict) -> None:
                        "MPLBACKEND": "module://matplotlib_inline.backend_inline", "PYTHONDONTWRITEBYTECODE": "1"})
     sys.stdout, sys.stderr = _Sink("stdout", 1), _Sink("stderr", 2)
     sys.stdin = open(os.devnull)
-    # Every job starts from the same random state, chosen by the grader's seed.
-    seed = int(job["seed"])
-    import random
-
-    random.seed(seed)
-    numpy.random.seed(seed % 2**32)
-    torch.manual_seed(seed)
-    if torchcourse is not None:
-        torchcourse.grading.set_seed(seed)
+    _seed_everything(int(setup["seed"]))
     shell.user_ns["__name__"] = "__main__"
-    watch = set(job.get("watch", []))
+    grading = sys.modules.get("torchcourse.grading")
+    hook, check, state = make_guard(shell, snap, res, grading)
+    # Everything the loop uses from here on is a local: learner code can rebind this module's globals.
+    read_message, dumps, write, monotonic, fflush, read = _read_message, json.dumps, os.write, time.monotonic, \
+        _libc.fflush, os.read
+    collect, run_cell, user_ns, hidden_defs, run_hidden = COLLECT, shell.run_cell, shell.user_ns, {}, _run_hidden
+    # The names a hidden block gets from the libraries, whatever the notebook bound to them.
+    canonical = {name: sys.modules[mod] for name, mod in CANONICAL.items() if mod in sys.modules}
+    if grading is not None:
+        canonical.update({name: getattr(grading, name) for name in grading.__all__ if hasattr(grading, name)})
+    state["nonce"] = setup["nonce"]
+    sys.addaudithook(hook)  # from here on, every audited event passes the guard; it cannot be removed
     signal.signal(signal.SIGINT, signal.default_int_handler)
-    try:
-        os.write(tick, b"r")  # ready: the first cell's clock starts now
-    except OSError:
-        pass
-    for index, source in enumerate(job["cells"]):
-        COLLECT.reset()
-        tampered: list[str] = []
-        if index in watch:
-            tampered += _changed(snap)
-        started = time.monotonic()
+    write(res, (dumps({"n": setup["nonce"], "ready": True}) + "\n").encode())
+    while True:
+        msg = read_message(cmd, buf)
+        if msg is None or msg.get("end"):
+            break
+        state["nonce"] = msg["nonce"]
+        hidden = msg.get("hidden")
+        collect.reset()
+        started = monotonic()
+        if hidden:
+            check("before the checks cell")
         try:
-            res = shell.run_cell(source, store_history=True)
-            ok = bool(res.success)
+            ok = bool(run_cell(msg["source"], store_history=True).success)
         except BaseException as exc:  # run_cell catches nearly everything; record what slips through
-            COLLECT.error(type(exc).__name__, str(exc), [])
+            collect.error(type(exc).__name__, str(exc), [])
             ok = False
-        _libc.fflush(None)
-        chunk = os.read(raw_reader, STREAM_CAP + 1)
-        while os.read(raw_reader, 1 << 20):  # skip, but keep the offset moving
+        shown = len(collect.outputs)  # what the cell showed before any hidden code was in this process
+        if hidden and ok:
+            write(res, (dumps({"n": msg["nonce"], "visible_done": True}) + "\n").encode())
+            part = read_message(cmd, buf)  # the hidden block is sent only now
+            if part is None:
+                break
+            ok = run_hidden(part["hidden"], msg["nonce"], state, check, collect, user_ns, hidden_defs, canonical)
+        if hidden:
+            check("after the checks cell")
+        fflush(None)
+        chunk = read(raw_reader, STREAM_CAP + 1)
+        while read(raw_reader, 1 << 20):  # skip, but keep the offset moving
             pass
         if chunk:
             text = chunk[:STREAM_CAP].decode("utf-8", "replace")
             if len(chunk) > STREAM_CAP:
                 text += "\n[output truncated]\n"
-            COLLECT.stream("stdout", text)
-        if index in watch:
-            tampered += _changed(snap)
-        line = {"i": index, "status": "ok" if ok else "error", "execution_count": shell.execution_count - 1,
-                "seconds": round(time.monotonic() - started, 4), "outputs": COLLECT.outputs}
-        if tampered:
-            line["tampered"] = sorted(set(tampered))
-        data = (json.dumps(line, default=repr) + "\n").encode()
-        try:
-            os.write(results, data)
-        except OSError:
-            os.write(results, (json.dumps({"i": index, "status": "output_limit", "outputs": []}) + "\n").encode())
-        try:
-            os.write(tick, b".")
-        except OSError:
-            pass
+            collect.stream("stdout", text)
+        line = {"i": msg["i"], "status": "ok" if ok else "error", "execution_count": shell.execution_count - 1,
+                "seconds": round(monotonic() - started, 4), "outputs": collect.outputs, "shown": shown}
+        data = (dumps({"n": msg["nonce"], "result": line}, default=repr) + "\n").encode()
+        if len(data) > CELL_CAP + STREAM_CAP * 4:
+            data = (dumps({"n": msg["nonce"], "result": {"i": msg["i"], "status": "output_limit", "outputs": []}})
+                    + "\n").encode()
+        write(res, data)
     os._exit(0)
+
+
+def _run_hidden(source: str, nonce: str, state: dict, check, collect, user_ns: dict, hidden_defs: dict,
+                canonical: dict) -> bool:
+    """Run a checks cell's hidden block in a namespace of its own: the notebook's names (with the libraries
+    restored where the notebook rebound them) plus what earlier hidden blocks defined. Learner functions
+    see their own globals, not the hidden block's variables; no IPython hook or transformer applies."""
+    name = f"<hidden-checks-{nonce}>"
+    state["hidden"].add(name)
+    check("before the hidden checks")
+    ns = dict(user_ns)
+    ns.update({k: v for k, v in hidden_defs.items() if k not in user_ns})
+    ns.update({k: v for k, v in canonical.items() if k in ns})
+    try:
+        exec(compile(source, name, "exec"), ns)
+        ok = True
+    except BaseException as exc:  # a failing check is data; so is an interrupt
+        collect.error(type(exc).__name__, str(exc)[:STREAM_CAP], [])
+        ok = False
+    for key, value in ns.items():
+        if key not in user_ns or user_ns[key] is not value:
+            hidden_defs[key] = value
+    return ok
 
 
 # --------------------------------------------------------------------------- the parent
@@ -427,59 +651,232 @@ def _sweep(uid: int | None) -> None:
                 pass
 
 
+def _descendants(pid: int) -> list[int]:
+    found, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        found.append(p)
+        try:
+            for task in os.listdir(f"/proc/{p}/task"):
+                with open(f"/proc/{p}/task/{task}/children") as f:
+                    todo += [int(c) for c in f.read().split()]
+        except OSError:
+            pass
+    return found
+
+
+def _channel_holders(pid: int, pipes: set[str], child_fds: dict[int, str]) -> list[str]:
+    """What is wrong with the child's hold on the grader's pipes, read from outside (/proc): another of the
+    job's processes holding one, a second descriptor for one, or a descriptor replaced."""
+    wrong = []
+    for p in _descendants(pid):
+        try:
+            fds = os.listdir(f"/proc/{p}/fd")
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                target = os.readlink(f"/proc/{p}/fd/{fd}")
+            except OSError:
+                continue
+            if target in pipes and (p != pid or child_fds.get(int(fd)) != target):
+                wrong.append(f"process {p} holds the grader's channel as descriptor {fd}")
+    for fd, target in child_fds.items():
+        try:
+            if os.readlink(f"/proc/{pid}/fd/{fd}") != target:
+                wrong.append(f"descriptor {fd} of the grader's channel was replaced")
+        except OSError:
+            wrong.append(f"descriptor {fd} of the grader's channel was closed")
+    return wrong
+
+
+class _Channel:
+    """The parent's end of the results pipe: lines carrying the current nonce are the child's trusted
+    code speaking; anything else was written by learner code and is a tampering flag."""
+
+    LINE_CAP = CELL_CAP + STREAM_CAP * 4 + 4096
+    CELL_BYTES = 4 * CELL_CAP
+
+    def __init__(self, fd: int) -> None:
+        self.fd, self.buf, self.nonce, self.eof = fd, b"", "", False
+        self.received = 0
+        self.emits: list = []
+        self.tampered: list[str] = []
+        self.result: dict | None = None
+        self.ready = False
+        self.asks_hidden = False
+
+    def start(self, nonce: str) -> None:
+        self.nonce, self.emits, self.tampered, self.result, self.received = nonce, [], [], None, 0
+        self.asks_hidden = False
+
+    def feed(self) -> bool:
+        """Read what is there; False when the child wrote more than a cell may."""
+        data = os.read(self.fd, 1 << 20)
+        if not data:
+            self.eof = True
+            return True
+        self.received += len(data)
+        if self.received > self.CELL_BYTES:
+            self.tampered.append("more data on the results channel than a cell may write")
+            return False
+        self.buf += data
+        while b"\n" in self.buf:
+            line, self.buf = self.buf.split(b"\n", 1)
+            self._line(line)
+        if len(self.buf) > self.LINE_CAP:
+            self.tampered.append("an over-long line on the results channel")
+            self.buf = b""
+        return True
+
+    def _line(self, line: bytes) -> None:
+        try:
+            obj = json.loads(line)
+        except (ValueError, RecursionError):
+            obj = None
+        if type(obj) is not dict or obj.get("n") != self.nonce or not self.nonce:
+            self.tampered.append("data not written by the grader on the results channel")
+            return
+        if "ready" in obj:
+            self.ready = True
+        elif "visible_done" in obj:
+            self.asks_hidden = True
+        elif "emit" in obj:
+            self.emits.append(obj["emit"])
+        elif "tampered" in obj and type(obj["tampered"]) is list:
+            self.tampered += [str(t)[:300] for t in obj["tampered"][:20]]
+        elif "result" in obj and type(obj["result"]) is dict and self.result is None:
+            self.result = obj["result"]
+
+
+def _send(fd: int, obj: dict) -> bool:
+    data = (json.dumps(obj) + "\n").encode()
+    try:
+        while data:
+            data = data[os.write(fd, data):]
+    except OSError:
+        return False
+    return True
+
+
+def _split(cell: dict) -> tuple[str, str | None]:
+    if type(cell) is str:
+        return cell, None
+    return str(cell.get("source", "")), cell.get("hidden")
+
+
 def run_job(shell: GradeShell, spec: dict, snap: dict) -> dict:
-    r, w = os.pipe()
+    """Fork a child for one job; send it the cells one at a time; write what it reported, cell by cell, to
+    spec["results"] (a file of the grader's, outside the job's folder)."""
+    cmd_r, cmd_w = os.pipe2(os.O_CLOEXEC)
+    res_r, res_w = os.pipe2(os.O_CLOEXEC)
     sys.stdout.flush()
     sys.stderr.flush()
     start = time.monotonic()
     pid = os.fork()
     if pid == 0:
-        os.close(r)
+        os.close(cmd_w)
+        os.close(res_r)
         try:
-            run_child(shell, spec, w, snap)
+            run_child(shell, spec, cmd_r, res_w, snap)
         except BaseException as exc:
             try:
                 os.write(2, f"sandbox child failed: {type(exc).__name__}: {exc}\n".encode())
             finally:
                 os._exit(70)
-    os.close(w)
+    os.close(cmd_r)
+    os.close(res_w)
+    # The cells are read only now, in the parent, after the fork: the child never holds a cell it has not
+    # been sent, and job.json (root's, 0600) is gone before the child runs any learner code.
+    job_path = os.path.join(spec["dir"], "job.json")
+    with open(job_path, encoding="utf-8") as f:
+        job = json.load(f)
+    os.unlink(job_path)
+    pipes = {os.readlink(f"/proc/self/fd/{cmd_w}"), os.readlink(f"/proc/self/fd/{res_r}")}
+    child_fds = {cmd_r: os.readlink(f"/proc/self/fd/{cmd_w}"), res_w: os.readlink(f"/proc/self/fd/{res_r}")}
     pidfd = os.pidfd_open(pid)
-    status = "exited"
-    cell_start = None  # set when the child says it is ready
-    interrupted_at = None
-    reading = True
-    while True:
-        now = time.monotonic()
-        if cell_start is None:  # setting up: generous, a loaded machine can be slow to fork and drop
-            deadline = min(start + SETUP_TIMEOUT, start + spec["budget"])
-        elif interrupted_at is None:
-            deadline = min(cell_start + spec["cell_timeout"], start + spec["budget"])
-        else:  # the grace an interrupted cell gets to stop by itself
-            deadline = min(interrupted_at + 2.0, start + spec["budget"])
-        if now >= deadline:
-            if now >= start + spec["budget"]:
-                status = "budget"
-                break
-            if cell_start is None:
-                status = "timeout"
-                break
-            if interrupted_at is None:  # like Jupyter: interrupt first, so a loop in one cell costs only that cell
-                os.kill(pid, signal.SIGINT)
-                interrupted_at = now
+    chan = _Channel(res_r)
+    results = os.open(spec["results"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    status, note = "exited", ""
+    cells = job["cells"]
+    setup_nonce = secrets.token_hex(16)
+    chan.start(setup_nonce)
+    _send(cmd_w, {"seed": job["seed"], "nonce": setup_nonce})
+
+    def wait(until_ready: bool, cell_timeout: float | None, hidden: str | None = None) -> str:
+        """Read the channel until the child is ready or the cell's result arrives; or why not. A checks
+        cell's hidden block goes down when the child says the visible part has run."""
+        sent = time.monotonic()
+        interrupted_at = None
+        while True:
+            if hidden is not None and chan.asks_hidden:
+                _send(cmd_w, {"hidden": hidden})
+                hidden = None
+            if (until_ready and chan.ready) or (not until_ready and chan.result is not None):
+                return "ok"
+            now = time.monotonic()
+            if cell_timeout is None:
+                deadline = min(start + SETUP_TIMEOUT, start + spec["budget"])
+            elif interrupted_at is None:
+                deadline = min(sent + cell_timeout, start + spec["budget"])
+            else:
+                deadline = min(interrupted_at + 2.0, start + spec["budget"])
+            if now >= deadline:
+                if now >= start + spec["budget"]:
+                    return "budget"
+                if cell_timeout is not None and interrupted_at is None:
+                    os.kill(pid, signal.SIGINT)  # like Jupyter: a loop in one cell costs only that cell
+                    interrupted_at = now
+                    continue
+                return "timeout"
+            fds = [pidfd] + ([res_r] if not chan.eof else [])
+            ready, _, _ = select.select(fds, [], [], deadline - now)
+            if res_r in ready:
+                if not chan.feed():
+                    return "output_limit"
                 continue
-            status = "timeout"
-            break
-        fds = [pidfd] + ([r] if reading else [])
-        ready, _, _ = select.select(fds, [], [], deadline - now)
-        if pidfd in ready:
-            break
-        if r in ready:
-            data = os.read(r, 4096)
-            if not data:
-                reading = False
-            elif b"." in data or b"r" in data:
-                cell_start = time.monotonic()
-                interrupted_at = None
+            if pidfd in ready:
+                while not chan.eof and select.select([res_r], [], [], 0)[0]:
+                    if not chan.feed():
+                        break
+                if (until_ready and chan.ready) or (not until_ready and chan.result is not None):
+                    return "ok"
+                return "exited"
+
+    state = wait(True, None)
+    if state != "ok":
+        status = state if state in ("timeout", "budget") else "exited"
+    else:
+        for i, cell in enumerate(cells):
+            source, hidden = _split(cell)
+            wrong = _channel_holders(pid, pipes, child_fds)
+            nonce = secrets.token_hex(16)
+            early = list(chan.tampered)  # what arrived between cells belongs to the next one
+            chan.start(nonce)
+            chan.tampered = early + wrong
+            if not _send(cmd_w, {"i": i, "nonce": nonce, "source": source, "hidden": hidden is not None}):
+                status = "exited"
+                break
+            state = wait(False, spec["cell_timeout"], hidden)
+            line = chan.result
+            if line is not None and type(line.get("outputs")) is list and line.get("i") == i:
+                line = dict(line)
+            else:
+                line = None
+            if line is not None or chan.tampered or chan.emits:
+                if line is None:  # the cell did not finish; what it did say still counts against it
+                    line = {"i": i, "status": "unfinished", "outputs": []}
+                line["emits"] = chan.emits
+                if chan.tampered:
+                    line["tampered"] = chan.tampered[:20]
+                os.write(results, (json.dumps(line, default=repr) + "\n").encode())
+            if state != "ok":
+                status = {"output_limit": "output_limit", "timeout": "timeout", "budget": "budget"}.get(state,
+                                                                                                        "exited")
+                break
+        else:
+            _send(cmd_w, {"end": True})
+            select.select([pidfd], [], [], 5.0)
     try:
         os.kill(pid, signal.SIGKILL)
     except OSError:
@@ -487,9 +884,11 @@ def run_job(shell: GradeShell, spec: dict, snap: dict) -> dict:
     _kill_uid(spec.get("uid"), pid)
     _, wstatus = os.waitpid(pid, 0)
     _sweep(spec.get("uid"))
-    os.close(pidfd)
-    os.close(r)
+    for fd in (pidfd, res_r, cmd_w, results):
+        os.close(fd)
     reply = {"id": spec["id"], "status": status, "seconds": round(time.monotonic() - start, 3)}
+    if note:
+        reply["error"] = note
     if os.WIFSIGNALED(wstatus):
         reply["signal"] = os.WTERMSIG(wstatus)
     else:

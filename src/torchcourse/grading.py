@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -18,24 +19,28 @@ import torch
 
 from torchcourse.contract import EMIT_MIME, plain_difference, type_name
 
-__all__ = ["DEFAULT_SEED", "EMIT_MIME", "CheckFailed", "call", "emit", "expect_close", "expect_equal",
-           "expect_no_error", "expect_raises", "expect_tensor", "expect_true", "rng", "set_seed",
+__all__ = ["DEFAULT_SEED", "EMIT_MIME", "CheckFailed", "call", "check", "emit", "expect_close", "expect_equal",
+           "expect_no_error", "expect_raises", "expect_tensor", "expect_true", "get_seed", "rng", "set_seed",
            "shares_storage", "to_plain", "torch_generator"]
 
 #: The course seed used when nobody chose another: a learner's self-check is repeatable.
 DEFAULT_SEED = 20240917
 
 _seed = DEFAULT_SEED
+_secret = False
 
 
-def set_seed(seed: int) -> None:
-    """Choose the course seed; the grader calls this so hidden cases cannot be precomputed."""
-    global _seed
+def set_seed(seed: int, *, secret: bool = False) -> None:
+    """Choose the course seed; the grader calls this (``secret=True``) so hidden cases cannot be
+    precomputed. A secret seed is not returned by ``get_seed``."""
+    global _seed, _secret
     _seed = int(seed)
+    _secret = bool(secret)
 
 
-def get_seed() -> int:
-    return _seed
+def get_seed() -> int | None:
+    """The course seed, or None while grading: the grader's seed is not the learner's to read."""
+    return None if _secret else _seed
 
 
 def _mixed_seed(slug: str) -> int:
@@ -142,6 +147,10 @@ def emit(slug: str, name: str, value: Any, *, rtol: float | None = None, atol: f
         if tol is not None:
             record[key] = float(tol)
     data = {EMIT_MIME: record}
+    # The grader's sandbox takes emitted values from this audit event, through a hook learner code cannot
+    # remove, and only when this function was called from a hidden block; the display below is for
+    # notebooks run elsewhere (nbgrader, JupyterLab), where it is all there is.
+    sys.audit("torchcourse.emit", record)
     try:
         from IPython import get_ipython
         from IPython.display import publish_display_data
@@ -162,6 +171,10 @@ def call(fn: Callable, *args: Any, **kwargs: Any) -> Any:
         raise
     except Exception as exc:  # the learner's mistake is data here, not a crash
         return {"error": f"{type(exc).__name__}: {exc}"}
+    finally:
+        # The grader's sandbox checks here, as learner code hands back control, that it left the libraries
+        # the checks use as they were (a patch that undoes itself once used would pass a later check).
+        sys.audit("torchcourse.called")
 
 
 # --------------------------------------------------------------------------- checks
@@ -286,3 +299,84 @@ def expect_true(condition: Any, message: str, *, taught: str | None = None) -> N
 def shares_storage(a: torch.Tensor, b: torch.Tensor) -> bool:
     """True when two tensors read the same storage: the course's test of "view, not copy"."""
     return a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
+
+
+# --------------------------------------------------------------------------- a learner's check, in the kernel
+
+#: What ``check`` and ``python -m grader check`` print under their lines.
+CHECK_FOOTER = "These are the visible checks only; graded checks include more cases."
+
+
+def check_message(ename: str | None, evalue: str = "") -> tuple[bool, str]:
+    """(passed, message) for a checks cell that raised ``ename`` (None: it ran to the end); the one wording
+    of ``check`` here and of ``python -m grader check``."""
+    if ename is None:
+        return True, "passed"
+    if ename == "NotImplementedError":
+        return False, "not answered yet (the answer cell still raises NotImplementedError)"
+    return False, f"{ename}: {evalue}"
+
+
+def _notebook_for(slug: str, namespace: dict) -> str | None:
+    """The notebook this kernel runs (JupyterLab names it), else the one notebook here with exercise `slug`."""
+    import glob
+    import json
+    import os
+
+    named = namespace.get("__session__") or os.environ.get("JPY_SESSION_NAME")
+    if named and str(named).endswith(".ipynb") and os.path.exists(str(named)):
+        return str(named)
+    found = []
+    for path in sorted(glob.glob("*.ipynb")):
+        try:
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+        except OSError:
+            continue
+        if f'"grade_id": "{slug}"' in text:
+            try:
+                json.loads(text)
+            except ValueError:
+                continue
+            found.append(path)
+    return found[0] if len(found) == 1 else None
+
+
+def check(slug: str, notebook: str | None = None, namespace: dict | None = None) -> bool:
+    """Rerun exercise `slug`'s visible checks from a cell, on the functions this kernel has now; prints one
+    line as ``python -m grader check`` does (``PASS  slug: passed`` or ``FAIL  slug: why``) and returns
+    whether they passed. The checks are read from the saved notebook (``notebook``, or the one this kernel
+    runs): save first if you changed a checks cell by mistake, it is restored from the release anyway."""
+    import json
+
+    from torchcourse.contract import cell_source, grade_id, is_checks_cell
+
+    if namespace is None:
+        try:
+            from IPython import get_ipython
+
+            shell = get_ipython()
+        except ImportError:
+            shell = None
+        namespace = shell.user_ns if shell is not None else vars(sys.modules["__main__"])
+    path = notebook or _notebook_for(slug, namespace)
+    source = None
+    if path is not None:
+        try:
+            with open(path, encoding="utf-8") as f:
+                cells = json.load(f).get("cells", [])
+            source = next((cell_source(c) for c in cells if is_checks_cell(c) and grade_id(c) == slug), None)
+        except (OSError, ValueError, AttributeError):
+            source = None
+    if source is None:
+        where = f"in {path}" if path else "in a notebook here (pass notebook='name.ipynb')"
+        print(f"FAIL  {slug}: no checks cell for this exercise was found {where}")
+        return False
+    try:
+        exec(compile(source, f"<check {slug}>", "exec"), namespace)
+        ok, message = check_message(None)
+    except Exception as exc:  # a failing check is what we report, never a crash of the learner's cell
+        ok, message = check_message(type(exc).__name__, str(exc))
+    print(f"{'PASS' if ok else 'FAIL'}  {slug}: {message}")
+    print(CHECK_FOOTER)
+    return ok

@@ -8,7 +8,7 @@ import json
 import nbformat
 
 from grader.course import Course
-from grader.feedback import _strip, _without_hidden, feedback
+from grader.feedback import HIDDEN_NOTE, _strip, _without_hidden, feedback
 from tests.helpers.tiny import SECRET_X, SECRET_Y, answered_nb, by_id, emit_output, error_output, solution_nb, write
 
 
@@ -38,9 +38,19 @@ def test_strip_cuts_hidden_source_tracebacks_and_emitted_values():
     text = json.dumps(nb)
     assert SECRET_X not in text and SECRET_Y not in text and "BEGIN HIDDEN" not in text
     assert "vnd.torchcourse.emit" not in text
-    err = by_id(nb, "ex").outputs[0]
-    assert err["traceback"] == ["CheckFailed: double(21) returned 41"]
+    assert [o.get("text") for o in by_id(nb, "ex").outputs] == [HIDDEN_NOTE]  # the reason is in the scores table
     assert any(c.source == "def double(x):\n    return x * 2\n" for c in nb.cells)  # the learner's answer stays
+
+
+def test_outputs_are_shown_only_before_the_first_checks_cell():
+    nb = _graded_nb()
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    first = code.index(by_id(nb, "ex"))
+    for c in code:
+        c.outputs = [nbformat.v4.new_output("stream", name="stdout", text="LEAK:aGlkZGVu\n")]
+    nb = _strip(nb)
+    shown = [bool(c.outputs) and "LEAK" in c.outputs[0].get("text", "") for c in code]
+    assert shown == [k < first for k in range(len(code))]
 
 
 def _course(tmp_path, student, nb):
@@ -69,7 +79,8 @@ def test_a_feedback_page_has_scores_and_no_hidden_tests(tmp_path):
 
 def test_a_page_that_would_show_a_hidden_line_is_not_written(tmp_path, capsys):
     nb = _graded_nb()
-    by_id(nb, "ey").outputs = [nbformat.v4.new_output("stream", name="stdout", text=SECRET_Y + "\n")]
+    first = next(c for c in nb.cells if c.cell_type == "code")  # before any checks cell: its outputs are shown
+    first.outputs = [nbformat.v4.new_output("stream", name="stdout", text=SECRET_Y + "\n")]
     course = _course(tmp_path, "snoop", nb)
     assert feedback(course, "ch") == []
     assert not (course.feedback / "snoop").exists()

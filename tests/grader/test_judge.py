@@ -60,7 +60,7 @@ def test_tolerances_come_from_the_reference():
 def test_a_learners_own_tolerance_is_ignored():
     ex = _judge([emit_output("ex", "a", 5.0, rtol=100.0, atol=100.0)], [("a", 1.0, {})])
     assert ex.status == "failed" and ex.score == 0
-    values, bad = emitted([emit_output("ex", "a", 5.0, rtol=100.0)], "ex")
+    values, bad = emitted([{"slug": "ex", "name": "a", "value": 5.0, "rtol": 100.0}], "ex")
     assert values == [("a", 5.0, {"rtol": 100.0})] and not bad  # read, then never used by compare
     assert compare([("a", 1.0, {})], values) is not None
 
@@ -111,21 +111,50 @@ def test_a_value_emitted_for_another_exercise_fails():
     assert ex.status == "failed" and "value emitted for another exercise ('ey')" in ex.reason
 
 
-def test_only_display_data_counts_as_emitted():
-    from torchcourse.contract import EMIT_MIME
+def test_only_values_the_sandbox_took_from_emit_count():
+    # Emit outputs in a cell's outputs are claims anyone could print; the sandbox's audit hook records the
+    # values a hidden block emitted in "emits", and only those are judged.
+    ex = _judge([emit_output("ex", "a", 1)], [("a", 1, {})], emits=[])
+    assert ex.status == "failed" and "no value emitted for 'a'" in ex.reason
+    assert emitted("not a list", "ex") == ([], ["emitted values are not a list"])
 
-    forged = {"output_type": "execute_result", "data": {EMIT_MIME: {"slug": "ex", "name": "a", "value": 1}},
-              "metadata": {}, "execution_count": 3}
-    stream = {"output_type": "stream", "name": "stdout", "text": "a 1"}
-    assert emitted([forged, stream, "junk", None], "ex") == ([], [])
-    assert emitted("not a list", "ex") == ([], ["outputs are not a list"])
+
+def test_the_learner_reads_which_value_differs_not_the_solutions_value():
+    ex = _judge([emit_output("ex", "case3", 41.5)], [("case3", 42.25, {})])
+    assert "(case3)" in ex.reason and "42.25" not in ex.reason and "42.25" in ex.detail
+
+
+def test_tampering_in_an_earlier_cell_zeroes_every_later_exercise():
+    refs = {"ex": [("a", 1, {})], "ey": [("v", 21, {})]}
+    run = raw([line(0), line(1, tampered=["sys.settrace called from notebook code"]),
+               line(EX, [emit_output("ex", "a", 1)]), line(EY, [emit_output("ey", "v", 21)])])
+    result = {e.grade_id: e for e in judge("nb", _sub(), run, refs)}
+    assert all(e.status == "tampered" and e.score == 0 for e in result.values())
+    assert "sys.settrace" in result["ey"].flags[0]
+    late = raw([line(0), line(1), line(EX, [emit_output("ex", "a", 1)]),
+                line(EY, [emit_output("ey", "v", 21)], tampered=["gc.get_objects called from notebook code"])])
+    result = {e.grade_id: e for e in judge("nb", _sub(), late, refs)}
+    assert (result["ex"].status, result["ey"].status) == ("passed", "tampered")
+
+
+def test_messages_are_quoted_only_from_before_any_hidden_code():
+    hidden_error = [error_output("ValueError", "aGlkZGVuIHRlc3Q=")]  # the learner's own text, raised in hidden code
+    ex = _judge(hidden_error, [("a", 1, {})], ex_status="error", shown=0)
+    assert "graded check" in ex.reason and "aGlk" not in ex.reason and "aGlk" in ex.detail
+    ex = _judge(hidden_error, [("a", 1, {})], ex_status="error", shown=1)  # the visible part, no hidden code yet
+    assert ex.reason == "ValueError: aGlkZGVuIHRlc3Q="
+    refs = {"ex": [("a", 1, {})], "ey": [("v", 21, {})]}
+    run = raw([line(0), line(1), line(EX, [emit_output("ex", "a", 1)], shown=0),
+               line(EY, [error_output("CheckFailed", "f(1) returned 'aGlk'")], "error", shown=1)])
+    ey = {e.grade_id: e for e in judge("nb", _sub(), run, refs)}["ey"]
+    assert "aGlk" not in ey.reason and "visible check failed (CheckFailed)" in ey.reason
 
 
 def test_errors_match_errors_of_the_same_type():
     ref = [("a", {"error": "ValueError: shapes (2,) and (3,) differ"}, {})]
     assert _judge([emit_output("ex", "a", {"error": "ValueError: other words"})], ref).status == "passed"
     ex = _judge([emit_output("ex", "a", {"error": "TypeError: shapes differ"})], ref)
-    assert ex.status == "failed" and "raised TypeError, expected ValueError" in ex.reason
+    assert ex.status == "failed" and "raised TypeError, expected ValueError" in ex.detail
 
 
 def test_an_error_is_not_a_value_and_a_value_is_not_an_error():
@@ -135,12 +164,13 @@ def test_an_error_is_not_a_value_and_a_value_is_not_an_error():
 
 def test_a_cell_that_raised_fails_with_its_message_even_if_values_match():
     ex = _judge([emit_output("ex", "a", 1), error_output("CheckFailed", "double(1) returned 3")], [("a", 1, {})],
-                ex_status="error")
+                ex_status="error", shown=2)
     assert ex.status == "failed" and ex.reason == "CheckFailed: double(1) returned 3"
 
 
 def test_tampered_libraries_score_nothing_and_are_flagged():
-    ex = _judge([emit_output("ex", "a", 1)], [("a", 1, {})], tampered=["torch.allclose"])
+    run = raw([line(0), line(1), line(EX, [emit_output("ex", "a", 1)], tampered=["torch.allclose"])])
+    ex = judge("nb", _sub(), run, {"ex": [("a", 1, {})], "ey": []})[0]
     assert ex.status == "tampered" and ex.score == 0
     assert "tampered: torch.allclose" in ex.flags
 

@@ -168,7 +168,8 @@ def test_flags_and_side_effects(graded, sandbox_facilities):
     course, records, hits, leftover = graded
     flags = {s: " ".join(r["flags"]) for s, r in records.items()}
     assert "tampered" in flags["patch-torchcourse"]
-    assert "checks passed in the sandbox but the values are wrong" in flags["blank-transformer"]
+    # an input transformer is itself tampering now (grader/README.md, "Threat model"), found before any check
+    assert "tampered" in flags["blank-transformer"] and "transformers registered" in flags["blank-transformer"]
     assert "symbolic link" in flags["symlinked-notebook"]
     assert "not a readable notebook" in flags["corrupt-json"]
     assert "was not submitted" in flags["renamed-notebook"]

@@ -162,8 +162,9 @@ def test_chapter_data_files_reach_the_sandbox(tmp_path):
     assert "DATA ['a,b', '1,2']" in out.cells[-1].outputs[0]["text"]
 
 
-def test_feedback_skips_a_page_that_would_show_hidden_tests(tmp_path):
-    """Learner code can print the hidden cell that calls it; that page is withheld, the others are written."""
+def test_feedback_never_shows_hidden_tests(tmp_path):
+    """Learner code that reads the hidden cell calling it (through its caller's frame) is tampering: scored 0
+    and flagged; its feedback page shows nothing learner code printed once hidden code had run."""
     import nbformat
 
     from grader.autograde import autograde
@@ -182,11 +183,13 @@ def test_feedback_skips_a_page_that_would_show_hidden_tests(tmp_path):
     submit(root, "snoop", {"a-basics.ipynb": tmp_path / "snoop.ipynb", "b-more.ipynb": CASES / "correct-b-more.ipynb"})
     submit_case(root, "honest-correct")
     records = autograde(Course(root), "01-tensors", workers=1, progress=False)
-    assert records["snoop"]["score"] == 6  # printing is not cheating; showing it in feedback would leak
+    assert records["snoop"]["score"] == 1 and "sys._getframe" in " ".join(records["snoop"]["flags"])
     pages = feedback(Course(root), "01-tensors")
     names = sorted(str(p.relative_to(root / "feedback")) for p in pages)
     assert names == ["honest-correct/01-tensors/a-basics.html", "honest-correct/01-tensors/b-more.html",
-                     "snoop/01-tensors/b-more.html"]
+                     "snoop/01-tensors/a-basics.html", "snoop/01-tensors/b-more.html"]
+    page = (root / "feedback" / "snoop" / "01-tensors" / "a-basics.html").read_text()
+    assert 'rng("fx-double")' not in page and "BEGIN HIDDEN" not in page
 
 
 def test_memory_of_all_a_submissions_processes_is_capped(sandbox_facilities):

@@ -144,8 +144,12 @@ def error_output(ename: str, evalue: str) -> dict:
 
 
 def line(i: int, outputs: list | None = None, status: str = "ok", **extra: Any) -> dict:
-    """One cell's line of results.jsonl."""
-    return {"i": i, "status": status, "outputs": outputs or [], "execution_count": i + 1, **extra}
+    """One cell's line of results.jsonl; its emitted values (what the sandbox's audit hook took from
+    ``emit``) are those its emit outputs show, unless given."""
+    outputs = outputs or []
+    extra.setdefault("emits", [o["data"][EMIT_MIME] for o in outputs if type(o) is dict
+                               and o.get("output_type") == "display_data" and EMIT_MIME in o.get("data", {})])
+    return {"i": i, "status": status, "outputs": outputs, "execution_count": i + 1, **extra}
 
 
 def raw(lines: list[dict], status: str = "exited", code: int | None = 0, signal: int | None = None):
