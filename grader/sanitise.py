@@ -24,6 +24,7 @@ import logging
 import os
 import stat
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -88,19 +89,25 @@ def _claims(cell: NotebookNode) -> str | None:
     return gid if isinstance(gid, str) else None
 
 
-def _metadata_problem(md: dict) -> str | None:
-    """What is wrong with a learner's nbgrader metadata, in a few words (None: nothing)."""
+@lru_cache(maxsize=1)
+def _schema_validator():
+    """nbgrader's own schema of cell metadata, and a validator for it (read once)."""
+    import jsonschema
     from nbgrader.nbgraderformat import MetadataValidator
 
     schema = MetadataValidator().schema
+    return schema, jsonschema.Draft4Validator(schema)
+
+
+def _metadata_problem(md: dict) -> str | None:
+    """What is wrong with a learner's nbgrader metadata, in a few words (None: nothing)."""
+    schema, validator = _schema_validator()
     extra = sorted(str(k) for k in md if k not in schema["properties"])
     if extra:
         return "unexpected key " + ", ".join(repr(k[:40]) for k in extra[:3])
     if md.get("schema_version") != schema["properties"]["schema_version"].get("enum", [3])[0]:
         return None  # an older nbgrader's metadata: nbgrader upgrades it; nothing to report
-    import jsonschema
-
-    for err in jsonschema.Draft4Validator(schema).iter_errors(md):
+    for err in validator.iter_errors(md):
         where = "/".join(str(x) for x in err.absolute_path) or "metadata"
         return f"invalid {where!s:.40} ({err.message[:80]})"
     return None
