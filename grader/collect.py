@@ -263,8 +263,6 @@ def _check_entry(path: Path, user: str, stamp: str, now: datetime) -> tuple[date
     """The time of one inbound submission, or why it is refused: whose files, which time, changed when."""
     import pwd
 
-    from nbgrader.utils import parse_utc
-
     st = os.lstat(path)
     if not stat.S_ISDIR(st.st_mode):
         return None, "not a folder (a link or a file in the exchange)"
@@ -286,11 +284,9 @@ def _check_entry(path: Path, user: str, stamp: str, now: datetime) -> tuple[date
                 return None, (f"names {user} but {rel} belongs to {_owner(est.st_uid)}: submitted as another "
                               "person (cheating attempt?); refused, not collected for anyone")
     try:
-        when = parse_utc(stamp)
+        when = parse_time(stamp)
     except Exception as exc:  # dateutil raises several types for text that is not a time
         return None, f"its time {stamp[:60]!r} is not a time ({type(exc).__name__}); refused"
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
     if when > now + FUTURE_SLACK:
         return None, f"dated {when:%Y-%m-%d %H:%M:%S} UTC, in the future (made up); refused"
     changed = datetime.fromtimestamp(latest, tz=UTC)
@@ -300,15 +296,28 @@ def _check_entry(path: Path, user: str, stamp: str, now: datetime) -> tuple[date
     return when, None
 
 
-def _read_time(path: Path) -> datetime | None:
-    from nbgrader.utils import parse_utc
+def parse_time(text: str) -> datetime:
+    """A time as nbgrader writes it ("2026-12-01 03:04:05.123456 UTC"), read as nbgrader's parse_utc reads it, in
+    UTC (importing nbgrader.utils for this one function takes seconds)."""
+    import dateutil.parser
+    import dateutil.tz
 
+    parts = text.split(" ")
+    if len(parts) == 3:
+        zone = parts[2]
+        tz = int(zone) if zone.lstrip("+-").isdigit() else dateutil.tz.gettz(zone)
+        when = dateutil.parser.parse(" ".join([*parts[:2], "TZ"]), tzinfos={"TZ": tz})
+    else:
+        when = dateutil.parser.parse(text)
+    return when.astimezone(UTC) if when.tzinfo else when.replace(tzinfo=UTC)
+
+
+def _read_time(path: Path) -> datetime | None:
     try:
         with open(path, "rb", opener=lambda p, f: os.open(p, f | os.O_NOFOLLOW)) as fh:
-            when = parse_utc(fh.read(200).decode().strip())
+            return parse_time(fh.read(200).decode().strip())
     except Exception:  # absent, a link, not a time: treated as no earlier collect
         return None
-    return when.replace(tzinfo=UTC) if when.tzinfo is None else when
 
 
 def _copy_regular(src: Path, dest: Path) -> str | None:

@@ -1,0 +1,394 @@
+"""A class on a real JupyterHub (deploy/): set up by deploy/setup-class.sh, real unix users, loopback only.
+
+One module-scoped run: an instructor and two students are created, log in with their passwords (PAM), start
+their servers (each runs as its user), and go through a class round: release, fetch, submit, collect,
+autograde (sandbox, as root through the instructor's sudo rule), feedback back to the students, export.
+Then a student attacks: renames or squats the course's folders, submits as the other student (also dated
+2099), reads the instructor's home, the gradebook and the hub's state, reaches the instructor's formgrader.
+Each attack is refused, and the honest student's grade is unchanged.
+
+Users, homes, the exchange, the hub and the files setup-class.sh writes in /etc are removed afterwards, even
+when a step fails. Needs root (to create users); skipped with the reason otherwise.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import re
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from tests.helpers.course import FIXTURES, REPO, grade_points, submission
+
+CH = "01-tensors"
+COURSE_ID = "torchcourse"
+BASE_PYTHON = "/usr/bin/python3.11"
+# The grading fixture's two-notebook chapter stands in for the real chapter 1 in the instructor's course
+# (same id): the class machinery is under test here, and grading it takes seconds, not minutes.
+SOLUTIONS = FIXTURES / "course" / "solutions" / CH
+
+
+def _why_not() -> str | None:
+    if os.geteuid() != 0:
+        return "needs root: it creates unix users, as `make test` does when run as root (CI)"
+    if sys.platform != "linux":
+        return "a Linux host is needed (unix users, PAM)"
+    for tool in ("npm", "runuser", "useradd", "chpasswd"):
+        if not shutil.which(tool):
+            return f"{tool} is missing (tests/setup-system.sh installs what the class needs)"
+    if Path(sys.base_prefix).resolve() != Path(BASE_PYTHON).resolve().parent.parent:
+        return f"the test environment must be a venv of {BASE_PYTHON} (make setup makes one)"
+    return None
+
+
+pytestmark = [pytest.mark.grading, pytest.mark.skipif(_why_not() is not None, reason=_why_not() or "")]
+
+# Files setup-class.sh writes outside its own folders, put back as they were afterwards.
+ETC_FILES = ("/etc/login.defs", "/etc/adduser.conf", "/etc/profile.d/torchcourse.sh", "/etc/sudoers.d/torchcourse")
+
+
+def _free_ports(n: int) -> list[int]:
+    socks = [socket.socket() for _ in range(n)]
+    for s in socks:
+        s.bind(("127.0.0.1", 0))
+    ports = [s.getsockname()[1] for s in socks]
+    for s in socks:
+        s.close()
+    return ports
+
+
+@dataclass
+class Klass:
+    tmp: Path
+    prefix: Path
+    exchange: Path
+    inst: str
+    students: tuple[str, str]
+    passwords: dict[str, str]
+    base: str
+    course: Path = Path()
+    times: dict[str, float] = field(default_factory=dict)
+    outcomes: dict[str, str] = field(default_factory=dict)
+    sessions: dict = field(default_factory=dict)
+    log: list[str] = field(default_factory=list)
+
+    def home(self, user: str) -> Path:
+        import pwd
+
+        return Path(pwd.getpwnam(user).pw_dir)
+
+    def run_as(self, user: str, command: str, check: bool = True) -> subprocess.CompletedProcess:
+        """A login shell of `user` (PATH and TORCHCOURSE_EXCHANGE from /etc/profile.d/torchcourse.sh)."""
+        t = time.monotonic()
+        done = subprocess.run(["runuser", "-l", user, "-c", command], capture_output=True, text=True, timeout=600)
+        self.log.append(f"$ [{user}] {command} ({time.monotonic() - t:.1f} s)\n{done.stdout}{done.stderr}")
+        if check:
+            assert done.returncode == 0, f"[{user}] {command}: {done.returncode}\n{done.stdout}\n{done.stderr}"
+        return done
+
+    # ---- the hub, over HTTP, as a browser would use it
+    def login(self, user: str):
+        import requests
+
+        s = requests.Session()
+        page = s.get(f"{self.base}/hub/login", timeout=30)
+        xsrf = re.search(r'name="_xsrf" value="([^"]+)"', page.text)[1]
+        r = s.post(f"{self.base}/hub/login?next=", allow_redirects=False, timeout=60,
+                   data={"username": user, "password": self.passwords[user], "_xsrf": xsrf})
+        assert r.status_code == 302, f"{user} could not log in: {r.status_code}"
+        self.sessions[user] = s
+        return s
+
+    def hub_xsrf(self, user: str) -> dict:
+        return {"X-XSRFToken": self.sessions[user].cookies.get("_xsrf", path="/hub/")}
+
+    def user_xsrf(self, user: str) -> dict:
+        return {"X-XSRFToken": self.sessions[user].cookies.get("_xsrf", path=f"/user/{user}/")}
+
+    def action(self, user: str, what: str) -> dict:
+        """nbgrader's assignment-list extension in the user's own server (what JupyterLab's panel calls)."""
+        t = time.monotonic()
+        r = self.sessions[user].post(f"{self.base}/user/{user}/assignments/{what}", headers=self.user_xsrf(user),
+                                     data={"course_id": COURSE_ID, "assignment_id": CH}, timeout=300)
+        self.log.append(f"POST [{user}] assignments/{what} ({time.monotonic() - t:.1f} s): {r.status_code}")
+        assert r.status_code == 200, f"{user} {what}: {r.status_code} {r.text[:300]}"
+        reply = r.json()
+        assert reply.get("success"), f"{user} {what}: {reply}"
+        return reply
+
+    def put_notebook(self, user: str, path: str, nb) -> None:
+        r = self.sessions[user].put(f"{self.base}/user/{user}/api/contents/{path}", headers=self.user_xsrf(user),
+                                    json={"type": "notebook", "format": "json", "content": nb}, timeout=60)
+        assert r.status_code in (200, 201), f"{user} PUT {path}: {r.status_code} {r.text[:300]}"
+
+
+def _kill_processes_of(user: str) -> None:
+    found = subprocess.run(["pgrep", "-u", user], capture_output=True, text=True).stdout.split()
+    for pid in found:
+        try:
+            os.kill(int(pid), signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+@pytest.fixture(scope="module")
+def klass():
+    saved = {f: Path(f).read_bytes() if Path(f).exists() else None for f in ETC_FILES}
+    had_group = subprocess.run(["getent", "group", "torchcourse"], capture_output=True).returncode == 0
+    tmp = Path(tempfile.mkdtemp(prefix="torchcourse-class-", dir="/tmp"))
+    tmp.chmod(0o755)  # students' servers read the environment under it
+    tag = secrets.token_hex(3)
+    inst, s1, s2 = f"tci{tag}", f"tca{tag}", f"tcb{tag}"
+    hub, api, proxy = _free_ports(3)
+    k = Klass(tmp=tmp, prefix=tmp / "prefix", exchange=tmp / "exchange", inst=inst, students=(s1, s2),
+              passwords={u: secrets.token_urlsafe(12) for u in (inst, s1, s2)}, base=f"http://127.0.0.1:{hub}")
+    env = {**os.environ, "INSTRUCTOR": inst, "PREFIX": str(k.prefix), "EXCHANGE": str(k.exchange),
+           "HOME_BASE": str(tmp / "home"), "HUB_IP": "127.0.0.1", "HUB_PORT": str(hub), "HUB_API_PORT": str(api),
+           "PROXY_API_PORT": str(proxy), "BASE_VENV": sys.prefix, "START": "0"}
+    try:
+        t = time.monotonic()
+        done = subprocess.run(["bash", str(REPO / "deploy" / "setup-class.sh")], env=env, capture_output=True,
+                              text=True, timeout=600)
+        assert done.returncode == 0, f"setup-class.sh failed:\n{done.stdout}\n{done.stderr}"
+        k.times["setup (make class, environment reused)"] = time.monotonic() - t
+        subprocess.run(["chpasswd"], input=f"{inst}:{k.passwords[inst]}\n", text=True, check=True)
+        for s in (s1, s2):
+            subprocess.run(["bash", str(REPO / "deploy" / "add-student.sh"), s], check=True, capture_output=True,
+                           env={**env, "PASSWORD": k.passwords[s]})
+        k.course = k.home(inst) / "torchcourse"
+        t = time.monotonic()
+        done = subprocess.run(["bash", str(REPO / "deploy" / "hub.sh"), "start", str(k.prefix)], capture_output=True,
+                              text=True, timeout=120)
+        assert done.returncode == 0, f"the hub did not start:\n{done.stdout}{done.stderr}\n" + \
+            (k.prefix / "state" / "hub.log").read_text()[-3000:]
+        k.times["hub start (until /hub/api answers)"] = time.monotonic() - t
+        yield k
+    finally:
+        if (k.prefix / "etc" / "class.env").exists():
+            subprocess.run(["bash", str(REPO / "deploy" / "hub.sh"), "stop", str(k.prefix)], capture_output=True,
+                           timeout=120)
+        for user in (inst, s1, s2):
+            _kill_processes_of(user)
+            subprocess.run(["userdel", "-r", user], capture_output=True)
+        if not had_group:
+            subprocess.run(["groupdel", "torchcourse"], capture_output=True)
+        for f, data in saved.items():
+            if data is None:
+                Path(f).unlink(missing_ok=True)
+            else:
+                Path(f).write_bytes(data)
+        shutil.rmtree(tmp, ignore_errors=True)
+        summary = {"times_s": {k_: round(v, 1) for k_, v in k.times.items()}, "attacks": k.outcomes}
+        print("\nclass hub measurements: " + json.dumps(summary, indent=1))
+        if os.environ.get("TORCHCOURSE_CLASS_LOG"):
+            Path(os.environ["TORCHCOURSE_CLASS_LOG"]).write_text("\n".join(k.log))
+
+
+@pytest.fixture(scope="module")
+def round_(klass):
+    """One class round through the hub; returns the grades nbgrader exports."""
+    k = klass
+    s1, s2 = k.students
+    t0 = time.monotonic()
+    for user in (k.inst, s1, s2):
+        k.login(user)
+    started = {}
+    for user in (k.inst, s1, s2):
+        r = k.sessions[user].post(f"{k.base}/hub/api/users/{user}/server", headers=k.hub_xsrf(user), timeout=60)
+        assert r.status_code in (201, 202), f"{user}: spawn {r.status_code} {r.text[:200]}"
+        started[user] = time.monotonic()
+    waiting = set(started)
+    deadline = time.monotonic() + 240
+    while waiting and time.monotonic() < deadline:
+        for user in sorted(waiting):
+            model = k.sessions[user].get(f"{k.base}/hub/api/user", headers=k.hub_xsrf(user), timeout=30).json()
+            if model.get("servers", {}).get("", {}).get("ready"):
+                k.times[f"server start ({'instructor' if user == k.inst else 'student'} {user})"] = \
+                    time.monotonic() - started[user]
+                waiting.discard(user)
+        time.sleep(0.3)
+    assert not waiting, f"servers not ready after 240 s: {waiting}\n" + \
+        (k.prefix / "state" / "hub.log").read_text()[-3000:]
+    for user in (k.inst, s1, s2):  # the OAuth dance that sets the server's own cookie and _xsrf
+        assert k.sessions[user].get(f"{k.base}/user/{user}/lab", timeout=60).status_code == 200
+
+    for sub in ("solutions", "chapters"):
+        shutil.rmtree(k.course / sub / CH)
+    shutil.copytree(SOLUTIONS, k.course / "solutions" / CH)
+    subprocess.run(["chown", "-R", f"{k.inst}:", str(k.course / "solutions")], check=True)
+    t_round = time.monotonic()
+    k.run_as(k.inst, f"cd ~/torchcourse && nbgrader generate_assignment {CH} --force --no-db && "
+                     f"nbgrader release_assignment {CH}")
+    names = sorted(p.stem for p in SOLUTIONS.glob("*.ipynb"))
+
+    def student_works(user: str) -> None:
+        k.action(user, "fetch")
+        for name in names:
+            rel, sol = k.course / "chapters" / CH / f"{name}.ipynb", SOLUTIONS / f"{name}.ipynb"
+            nb = submission(rel, sol) if user == s2 else nbformat.read(str(rel), as_version=4)
+            if user == s1 and name == names[0]:  # learner code that tries to write into the instructor's home
+                nb.cells.append(nbformat.v4.new_code_cell(
+                    f"open({str(k.home(k.inst) / 'pwned')!r}, 'w').write('x')"))
+            k.put_notebook(user, f"{CH}/{name}.ipynb", nb)
+        k.action(user, "submit")
+
+    with ThreadPoolExecutor(2) as pool:  # the two students at once, as in a class
+        list(pool.map(student_works, (s1, s2)))
+    collected = k.run_as(k.inst, f"cd ~/torchcourse && python -m grader collect {CH}")
+    assert f"{CH}: {s1} -> {s1}" in collected.stdout and f"{CH}: {s2} -> {s2}" in collected.stdout, collected.stdout
+    t = time.monotonic()
+    graded = _autograde(k)
+    k.times["autograde (2 students, sandbox)"] = time.monotonic() - t
+    k.run_as(k.inst, f"cd ~/torchcourse && python -m grader feedback {CH} && release-feedback {CH} .")
+    with ThreadPoolExecutor(2) as pool:
+        list(pool.map(lambda user: k.action(user, "fetch_feedback"), (s1, s2)))
+    k.run_as(k.inst, "cd ~/torchcourse && nbgrader export")
+    grades = _grades(k)
+    k.times["class round (release to export)"] = time.monotonic() - t_round
+    k.times["login to export"] = time.monotonic() - t0
+    records = {u: json.loads((k.course / "autograded" / u / CH / ".torchcourse-grade.json").read_text())
+               for u in (s1, s2)}
+    return {"grades": grades, "names": names, "autograde": graded, "records": records}
+
+
+def _autograde(k: Klass) -> str:
+    """The instructor's grading command: through sudo where it is installed, else root runs it for them."""
+    if shutil.which("sudo"):
+        done = k.run_as(k.inst, f"sudo -n {k.prefix}/bin/autograde {CH}")
+    else:
+        done = subprocess.run([str(k.prefix / "bin" / "autograde"), CH], capture_output=True, text=True,
+                              timeout=600)
+        assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout + done.stderr
+
+
+def _grades(k: Klass) -> dict[str, float]:
+    text = k.run_as(k.inst, "cat ~/torchcourse/grades.csv").stdout
+    return {r["student_id"]: float(r["score"]) for r in csv.DictReader(io.StringIO(text)) if r["assignment"] == CH}
+
+
+def _max_score() -> float:
+    return sum(sum(grade_points(nbformat.read(str(p), as_version=4)).values()) for p in SOLUTIONS.glob("*.ipynb"))
+
+
+def test_each_server_runs_as_its_user(klass, round_):
+    for user in (klass.inst, *klass.students):
+        pids = subprocess.run(["pgrep", "-u", user, "-f", "jupyterhub.singleuser"], capture_output=True,
+                              text=True).stdout.split()
+        assert len(pids) == 1, f"{user}: singleuser processes {pids}"
+    for user in klass.students:  # what the student's server wrote (the fetched, then edited notebooks) is theirs
+        for name in round_["names"]:
+            path = klass.home(user) / CH / f"{name}.ipynb"
+            assert path.stat().st_uid == _uid(user), f"{path} belongs to uid {path.stat().st_uid}"
+
+
+def _uid(user: str) -> int:
+    import pwd
+
+    return pwd.getpwnam(user).pw_uid
+
+
+def test_a_class_round_grades_feeds_back_and_exports(klass, round_):
+    s1, s2 = klass.students
+    why = f"{round_['autograde']}\n{json.dumps(round_['records'], indent=1)[:4000]}"
+    assert round_["grades"][s2] == _max_score() > 0, why
+    assert round_["grades"][s1] == 0, why
+    for user in (s1, s2):  # nbgrader's fetch_feedback put the pages into the student's own folder
+        pages = list((klass.home(user) / CH / "feedback").glob("*/*.html"))
+        assert sorted(p.stem for p in pages) == round_["names"], pages
+        assert all(p.stat().st_uid == _uid(user) for p in pages)
+
+
+def test_learner_code_never_ran_as_the_instructor(klass, round_):
+    assert not (klass.home(klass.inst) / "pwned").exists()
+
+
+def test_only_the_instructor_has_formgrader(klass, round_):
+    k, (s1, _) = klass, klass.students
+    assert k.sessions[k.inst].get(f"{k.base}/user/{k.inst}/formgrader", timeout=60).status_code == 200
+    mine = k.sessions[s1].get(f"{k.base}/user/{s1}/formgrader", timeout=60).status_code
+    # The hub sends the browser to its OAuth page, which refuses: another user's server is not theirs.
+    theirs = k.sessions[s1].get(f"{k.base}/user/{k.inst}/formgrader", timeout=60).status_code
+    api = k.sessions[s1].get(f"{k.base}/user/{k.inst}/api/contents", allow_redirects=False, timeout=60).status_code
+    k.outcomes["student opens /formgrader in own server"] = f"HTTP {mine}"
+    k.outcomes["student opens the instructor's /formgrader and files"] = f"HTTP {theirs}, {api}"
+    assert mine == 404
+    assert theirs == 403 and api == 403
+
+
+@pytest.fixture(scope="module")
+def attacks(klass, round_):
+    """Student 1 attacks; returns {attack: (exit status, output)} for the file-system ones."""
+    k, (s1, s2) = klass, klass.students
+    c, ex = f"{k.exchange}/{COURSE_ID}", k.exchange
+    tries = {
+        "rename the course folder": f"mv {c} {ex}/mine",
+        "rename inbound": f"mv {c}/inbound {c}/mine",
+        "squat the next chapter's release": f"mkdir -p {c}/outbound/02-autograd",
+        "list other submissions": f"ls {c}/inbound",
+        "read the instructor's home": f"ls {k.home(k.inst)}",
+        "read the gradebook": f"cat {k.course}/gradebook.db",
+        "read the solutions": f"cat {k.course}/solutions/{CH}/*.ipynb",
+        "read the hub's database": f"cat {k.prefix}/state/jupyterhub.sqlite",
+        "read the other student's home": f"ls {k.home(s2)}",
+        "grade as root": f"sudo -n {k.prefix}/bin/autograde {CH}",
+    }
+    done = {what: k.run_as(s1, cmd, check=False) for what, cmd in tries.items()}
+    # Submitting as the other student: nbgrader's own --student, then a folder dated 2099 made by hand.
+    impostor = k.run_as(s1, f"cd ~ && nbgrader submit {CH} --student={s2}", check=False)
+    fake = f"{c}/inbound/{s2}+{CH}+2099-01-01 00:00:00.000000 UTC+zzzzzzzzzzzz"
+    dated = k.run_as(s1, f"mkdir '{fake}' && cp ~/{CH}/*.ipynb '{fake}/' && "
+                         f"echo '2099-01-01 00:00:00.000000 UTC' > '{fake}/timestamp.txt'", check=False)
+    collect = k.run_as(k.inst, f"cd ~/torchcourse && python -m grader collect {CH}")
+    _autograde(k)
+    for what, r in done.items():
+        last = (r.stderr.strip().splitlines() or [f"exit {r.returncode}"])[-1][-120:]
+        k.outcomes[what] = f"refused: {last}" if r.returncode else "ALLOWED"
+    return {"tries": done, "impostor": impostor, "dated": dated, "collect": collect, "grades": _gradebook(k)}
+
+
+def _gradebook(k: Klass) -> dict[str, float]:
+    """Each student's total in the gradebook, read directly (nbgrader export reads the same)."""
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{k.course / 'gradebook.db'}", COURSE_ID) as gb:
+        return {s.id: gb.find_submission(CH, s.id).score for s in gb.students}
+
+
+def test_a_student_cannot_touch_the_exchange_or_read_what_is_not_theirs(klass, attacks):
+    allowed = [what for what, r in attacks["tries"].items() if r.returncode == 0]
+    assert allowed == [], {w: attacks["tries"][w].stdout[:200] for w in allowed}
+    assert (klass.exchange / COURSE_ID / "inbound").is_dir()
+    assert not (klass.exchange / COURSE_ID / "outbound" / "02-autograd").exists()
+    outbound = klass.exchange / COURSE_ID / "outbound"
+    assert outbound.owner() == klass.inst and sorted(p.name for p in outbound.iterdir()) == [CH]
+
+
+def test_a_submission_as_the_other_student_is_refused_and_her_grade_unchanged(klass, round_, attacks):
+    s1, s2 = klass.students
+    assert attacks["impostor"].returncode == 0, "nbgrader itself accepts --student; collect must refuse it"
+    assert attacks["dated"].returncode == 0
+    err = attacks["collect"].stderr
+    refused = [line for line in err.splitlines() if line.startswith(f"collect: refused {s2}+{CH}+")]
+    assert len(refused) == 2, err
+    assert all(f"belongs to {s1}" in line and "cheating attempt" in line for line in refused), err
+    klass.outcomes["submit as the other student (nbgrader submit --student, and a folder dated 2099)"] = \
+        "refused by collect: " + refused[0].split(": ", 2)[-1][:100]
+    assert attacks["grades"][s2] == round_["grades"][s2] == _max_score()
+    klass.outcomes["honest student's grade after the attacks"] = \
+        f"{attacks['grades'][s2]:g} of {_max_score():g} (unchanged)"
