@@ -8,6 +8,10 @@
   ``course-glossary`` and ``course-errata`` (tables from book/glossary.yml and book/errata.yml,
   each row linked to the first page that teaches it; rows of chapters not written yet say
   "taught in chapter N" and link nowhere, so no link is ever dead).
+- Widgets without a kernel: the notebooks execute with ``TORCHCOURSE_SITE_FRAMES`` set, so each
+  widget outputs a frame player (its frames computed by its own core and renderer; see
+  ``torchcourse.widgets.Explorer.frames``); pages that have one load book/js/frame-player.js.
+  The frames are cell outputs, so the execution cache keeps them.
 - Offline fix: Sphinx 7.4 emits inline scripts added after builder init twice, which makes
   every page throw "Identifier 'THEBE_JS_URL' has already been declared"; duplicates are dropped.
 """
@@ -15,6 +19,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 from pathlib import Path
@@ -27,6 +32,7 @@ from sphinx.application import Sphinx
 from sphinx.util.docutils import SphinxDirective
 
 from torchcourse.contract import BEGIN_HIDDEN, cell_source, grade_id, is_checks_cell
+from torchcourse.widgets import SITE_FRAMES_ENV
 
 BOOK = Path(__file__).resolve().parent.parent
 # Pages under chapters/ (learner) or solutions/ (instructor): <top>/<NN>-<name>/<page>
@@ -229,6 +235,16 @@ def _dedupe_scripts(app: Sphinx, pagename: str, templatename: str, context: dict
     context["script_files"] = unique
 
 
+def _site_frames(app: Sphinx, config: Any) -> None:
+    # Set before any notebook executes: the kernels myst-nb starts inherit this environment.
+    os.environ[SITE_FRAMES_ENV] = "1"
+
+
+def _frame_player_script(app: Sphinx, pagename: str, templatename: str, context: dict, doctree: Any) -> None:
+    if 'class="tc-player"' in context.get("body", ""):
+        app.add_js_file("ipywidgets/frame-player.js", defer="defer")
+
+
 def _instructor_theme(app: Sphinx, config: Any) -> None:
     # No download button: html_copy_source is off (the sources hold the hidden tests), so it
     # would point at missing files. (jupyter-book does not pass html.use_download_button on.)
@@ -257,6 +273,8 @@ def _widget_fonts_beside_pages(app: Sphinx, exception: Exception | None) -> None
 def setup(app: Sphinx) -> dict[str, Any]:
     app.add_config_value("course_instructor", False, "env")
     app.connect("config-inited", _instructor_theme)
+    app.connect("config-inited", _site_frames)
+    app.connect("html-page-context", _frame_player_script)
     app.connect("source-read", _prepare_notebook)
     app.connect("env-get-outdated", _always_reread)
     app.connect("html-page-context", _dedupe_scripts, priority=900)

@@ -9,9 +9,9 @@
  *         messages: [HTML], frames: [[value index per axis..., image index, message index]],
  *         start: index of the starting frame}
  * A widget may declare only some combinations of values. When the combination a reader asks
- * for has no frame, the player keeps the other controls and moves this one to its closest value
- * that has a frame with them (as a live slider stops at its end); if there is none, it keeps the
- * value just chosen and moves the fewest other controls to a frame that has it.
+ * for has no frame, a slider goes as far as it can in the direction it was moved while the other
+ * controls stay; failing that (and always for a list or a checkbox) the value just chosen is kept
+ * and the fewest other controls move to a frame that has it.
  */
 (function () {
   "use strict";
@@ -48,22 +48,27 @@
     }
 
     function nearest(axis, value) {
-      // Like a live slider that stops at its end: keep the other controls and take the closest
-      // value this control has with them; failing that, keep the value and change the fewest others.
-      var best = null, bestDistance = Infinity;
-      data.frames.forEach(function (f) {
-        for (var k = 0; k < axes.length; k++) if (k !== axis && f[k] !== current[k]) return;
-        var d = Math.abs(f[axis] - value);
-        if (d < bestDistance) { best = f; bestDistance = d; }
-      });
-      if (best) return best;
+      // A slider moved to a value with no frame beside the other controls goes as far as it can in
+      // that direction keeping them. Otherwise (a list, or a slider at its last frame) the chosen
+      // value is kept and the fewest other controls move to a frame that has it.
+      var best = null, bestDistance = Infinity, k;
+      var direction = value - current[axis];
+      if (axes[axis].kind === "slider") {
+        data.frames.forEach(function (f) {
+          for (k = 0; k < axes.length; k++) if (k !== axis && f[k] !== current[k]) return;
+          if ((f[axis] - current[axis]) * direction <= 0) return;
+          var d = Math.abs(f[axis] - value);
+          if (d < bestDistance) { best = f; bestDistance = d; }
+        });
+        if (best) return best;
+      }
       data.frames.forEach(function (f) {
         if (f[axis] !== value) return;
         var d = 0;
-        for (var k = 0; k < axes.length; k++) if (f[k] !== current[k]) d += 1;
+        for (k = 0; k < axes.length; k++) if (f[k] !== current[k]) d += 1;
         if (d < bestDistance) { best = f; bestDistance = d; }
       });
-      return best;
+      return best || byKey[current.join(",")];
     }
 
     function change(axis, value) {
@@ -123,6 +128,13 @@
       row.appendChild(label);
       inputs.push(input);
     });
+    var reset = document.createElement("button");
+    reset.type = "button";
+    reset.className = "tc-player-reset";
+    reset.textContent = "reset";
+    reset.title = "back to the settings the notebook starts with";
+    reset.addEventListener("click", function () { show(data.frames[data.start]); });
+    row.appendChild(reset);
     show(data.frames[data.start]);
     player.classList.add("tc-player-ready");
   }

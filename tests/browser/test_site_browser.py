@@ -1,4 +1,5 @@
-"""The learner and instructor sites in headless Chromium, offline: every page, widgets, math, links, search."""
+"""The learner and instructor sites in headless Chromium, offline: every page, widgets, math, links, search;
+and on the learner site every control of every widget's frame player, moved like a reader moves it."""
 
 from __future__ import annotations
 
@@ -29,6 +30,8 @@ class PageVisit:
     path: str
     widget_views: int = 0  # widget views the saved state asks for
     rendered_widgets: int = 0
+    players: int = 0  # frame players (torchcourse widgets) in the page's HTML
+    ready_players: int = 0  # ... that book/js/frame-player.js turned into working controls
     saved_slider_values: list[int] = field(default_factory=list)
     readouts: list[str] = field(default_factory=list)
     math_elements: int = 0
@@ -68,7 +71,8 @@ def crawl(request, browser) -> Crawl:
         for path in pages:
             source = (html / path).read_text(encoding="utf-8")
             visit = PageVisit(path, widget_views=source.count('type="application/vnd.jupyter.widget-view+json"'),
-                              saved_slider_values=_saved_slider_values(source))
+                              saved_slider_values=_saved_slider_values(source),
+                              players=source.count('<div class="tc-player"'))
             page.goto(base + path, wait_until="load")
             if path == "index.html":  # a redirect to the landing page
                 page.wait_for_url("**/book/intro.html", timeout=15_000)
@@ -79,10 +83,13 @@ def crawl(request, browser) -> Crawl:
                 if visit.widget_views:
                     page.wait_for_selector(".jupyter-widgets", timeout=20_000)
                     page.wait_for_timeout(300)
+                if visit.players:
+                    page.wait_for_selector(".tc-player-ready", timeout=20_000)
                 if page.evaluate("() => !!(window.MathJax && window.MathJax.startup)"):
                     page.evaluate("() => window.MathJax.startup.promise")
                 page.wait_for_load_state("networkidle", timeout=20_000)
             visit.rendered_widgets = page.locator(".jupyter-widgets").count()
+            visit.ready_players = page.locator(".tc-player.tc-player-ready").count()
             visit.readouts = [t.strip() for t in page.locator(".widget-readout").all_inner_texts()]
             visit.math_elements = page.locator(".math").count()
             visit.untypeset_math = page.evaluate(
@@ -118,10 +125,17 @@ def test_no_page_error_and_no_unexpected_console_error(crawl):
     assert unexpected == []
 
 
-def test_widgets_render_from_saved_state(crawl):
-    with_widgets = [v for v in crawl.visits if v.widget_views]
-    assert with_widgets, "no page carries a widget"
-    for v in with_widgets:
+def test_every_widget_shows_a_working_frame_player(crawl):
+    with_players = [v for v in crawl.visits if v.players]
+    assert with_players, "no page carries a widget's frame player"
+    for v in with_players:
+        assert v.ready_players == v.players, f"{v.path}: {v.ready_players} of {v.players} frame players set up"
+
+
+def test_saved_ipywidgets_render_from_saved_state(crawl):
+    # The course's own widgets are frame players on the site; any other ipywidget still renders
+    # from the state saved when the notebook was executed.
+    for v in [v for v in crawl.visits if v.widget_views]:
         assert v.rendered_widgets >= v.widget_views, f"{v.path}: {v.rendered_widgets} of {v.widget_views} rendered"
         for value in v.saved_slider_values:  # every saved slider shows its saved value
             assert str(value) in v.readouts, f"{v.path}: slider value {value} not shown ({v.readouts})"
@@ -165,3 +179,107 @@ def test_every_internal_link_resolves(crawl):
 def test_search_finds_the_broadcasting_pages(crawl):
     assert crawl.search_hits, "search for 'broadcasting' found nothing"
     assert any("/chapters/" in h or "/solutions/" in h for h in crawl.search_hits)
+
+
+# ----------------------------------------------------------------- frame players, control by control
+
+# In the page: the player's data, and whether what it shows is the frame its data holds for its state.
+_PLAYER_STATE = """(p) => {
+  const data = p.tcData || (p.tcData = JSON.parse(p.querySelector('script.tc-player-data').textContent));
+  const n = data.axes.length;
+  const frame = data.frames.find(f => f.slice(0, n).join(',') === p.dataset.state);
+  const src = p.querySelector('img.tc-player-frame').src;
+  const message = p.querySelector('.tc-player-message').innerHTML;
+  const expected = document.createElement('div');
+  if (frame) expected.innerHTML = data.messages[frame[n + 1]];
+  const prefix = 'data:image/png;base64,';
+  // Which of the widget's images is shown (-1: none of them), compared in the page: data URLs are long.
+  const shown = src.startsWith(prefix) ? data.images.indexOf(src.slice(prefix.length)) : -1;
+  return {state: p.dataset.state, src: shown, message: message, found: !!frame,
+          src_ok: !!frame && shown === frame[n], message_ok: !!frame && message === expected.innerHTML,
+          axes: data.axes.map(a => ({name: a.name, kind: a.kind, count: a.labels.length}))};
+}"""
+
+
+@dataclass
+class ControlMove:
+    page: str
+    player: int
+    control: str
+    kind: str
+    changed: bool = False  # the shown frame or message differs from before the move
+    matches: bool = False  # ... and is the frame computed for the state the controls now show
+    detail: str = ""
+
+
+def _move(page, player, axis: dict) -> list:
+    """From the widget's starting state, move one control as a reader does, one step at a time,
+    until the frame or message changes."""
+    player.locator("button.tc-player-reset").click()
+    control = player.locator(f"[data-axis='{axis['name']}']")
+    before = player.evaluate(_PLAYER_STATE)
+    tries = []
+    for step in range(2 * axis["count"]):
+        if axis["kind"] == "checkbox":
+            control.click()
+        elif axis["kind"] == "slider":
+            control.focus()
+            last = int(control.input_value()) == axis["count"] - 1
+            page.keyboard.press("ArrowLeft" if last or step >= axis["count"] else "ArrowRight")
+        else:
+            current = int(control.input_value())
+            control.select_option(str((current + 1) % axis["count"]))
+        after = player.evaluate(_PLAYER_STATE)
+        tries.append(after)
+        if (after["src"], after["message"]) != (before["src"], before["message"]):
+            break
+    return [before, *tries]
+
+
+@pytest.fixture(scope="module")
+def control_moves(browser) -> tuple[list[ControlMove], Traffic]:
+    html = sitebuild.learner_site().html
+    pages = sorted(p.relative_to(html).as_posix() for p in html.rglob("*.html")
+                   if "_static" not in p.parts and 'class="tc-player"' in p.read_text(encoding="utf-8"))
+    traffic = Traffic()
+    moves = []
+    with sitebuild.serve(html) as base:
+        ctx = offline_context(browser, traffic)
+        page = ctx.new_page()
+        for path in pages:
+            page.goto(base + path, wait_until="load")
+            page.wait_for_selector(".tc-player-ready", timeout=20_000)
+            players = page.locator(".tc-player")
+            for i in range(players.count()):
+                player = players.nth(i)
+                for axis in player.evaluate(_PLAYER_STATE)["axes"]:
+                    states = _move(page, player, axis)
+                    before, after = states[0], states[-1]
+                    moves.append(ControlMove(
+                        path, i, axis["name"], axis["kind"],
+                        changed=(after["src"], after["message"]) != (before["src"], before["message"]),
+                        matches=all(s["found"] and s["src_ok"] and s["message_ok"] for s in states),
+                        detail=f"states {[s['state'] for s in states]}"))
+        ctx.close()
+    return moves, traffic
+
+
+def test_every_control_of_every_widget_moves_its_frame(control_moves):
+    moves, _ = control_moves
+    assert moves, "no frame player found on the learner site"
+    pages = {m.page for m in moves}
+    assert any(p.startswith("chapters/01-tensors/") for p in pages), "chapter 1's widgets have no player"
+    stuck = [f"{m.page} #{m.player} {m.control} ({m.kind}): {m.detail}" for m in moves if not m.changed]
+    assert stuck == [], "controls whose moves never changed the frame or message:\n" + "\n".join(stuck)
+
+
+def test_every_shown_frame_is_the_one_computed_for_its_state(control_moves):
+    moves, _ = control_moves
+    wrong = [f"{m.page} #{m.player} {m.control}: {m.detail}" for m in moves if not m.matches]
+    assert wrong == [], "frames or messages that do not match the controls' state:\n" + "\n".join(wrong)
+
+
+def test_moving_controls_stays_offline_and_error_free(control_moves):
+    _, traffic = control_moves
+    assert traffic.blocked == [] and traffic.failed == [] and traffic.page_errors == []
+    assert [e for e in traffic.console_errors if not any(a.search(e) for a in ALLOWED_CONSOLE_ERRORS)] == []

@@ -129,14 +129,82 @@ def test_notebook_page_carries_its_executed_outputs(learner_site, doc):
 
 
 @pytest.mark.parametrize("doc", NOTEBOOKS)
-def test_live_widgets_have_static_stand_ins(learner_site, doc):
-    """A reader without a kernel still learns from every widget: each has a picture beside it."""
+def test_widgets_have_frame_players_and_static_stand_ins(learner_site, doc):
+    """Every widget is a frame player on the site, and has a picture beside it for print and no-JS readers."""
     page = (learner_site.html / f"{doc}.html").read_text(encoding="utf-8")
     views = page.count('type="application/vnd.jupyter.widget-view+json"')
+    assert views == 0, f"{doc}: {views} live widget views on the site, which no kernel will ever answer"
     body = re.sub(r"<script.*?</script>", "", page, flags=re.S)
     outputs = [chunk.split('<div class="cell docutils', 1)[0] for chunk in body.split('<div class="cell_output')[1:]]
-    pictures = sum("<img " in out for out in outputs)
-    assert pictures >= views, f"{doc}: {views} live widgets but {pictures} static pictures"
+    players = sum('<div class="tc-player"' in out for out in outputs)
+    stand_ins = sum("<img " in out for out in outputs if '<div class="tc-player"' not in out)
+    assert stand_ins >= players, f"{doc}: {players} widgets but {stand_ins} static pictures"
+    for out in outputs:  # without JavaScript a player still shows its starting frame and message
+        if '<div class="tc-player"' in out:
+            assert re.search(r'<img class="tc-player-frame" alt="[^"]+" src="data:image/png;base64,', out)
+
+
+def _players(site_html: Path) -> list[tuple[str, str, dict]]:
+    """Every frame player of the site: (page, widget class path, its data); data["bytes"]: its HTML's size."""
+    found = []
+    for page in pages(site_html):
+        text = page.read_text(encoding="utf-8")
+        for m in re.finditer(r'<div class="tc-player" data-widget="([^"]+)">.*?'
+                             r'<script type="application/json" class="tc-player-data">(.*?)</script>', text, re.S):
+            data = json.loads(m.group(2))
+            data["bytes"] = len(m.group(0).encode())
+            found.append((page.relative_to(site_html).as_posix(), m.group(1), data))
+    return found
+
+
+def test_every_widget_of_every_chapter_has_a_player(learner_site):
+    import importlib
+
+    from torchcourse.budgets import package_for
+
+    shown = {cls for _, cls, _ in _players(learner_site.html)}
+    chapters = sorted({doc.split("/")[1] for doc in NOTEBOOKS})
+    declared = {f"{w.module}.{w.cls}" for ch in chapters
+                for w in importlib.import_module(package_for(ch)).BUDGETS.widgets}
+    assert declared <= shown, f"widgets declared in BUDGETS without a player on the site: {declared - shown}"
+
+
+def test_each_widgets_frames_stay_within_the_page_weight_budget(learner_site):
+    for page, cls, data in _players(learner_site.html):
+        assert data["bytes"] <= 2_000_000, f"{page}: {cls} adds {data['bytes'] / 1e6:.2f} MB (budget 2 MB)"
+
+
+# A widget built with its defaults draws what the notebook's did only where nothing machine-specific goes in.
+NOT_REPRODUCIBLE = {"torchcourse.hardware.roofline.RooflineExplorer": "its CPU roof is measured when the notebook runs"}
+
+
+def test_frames_are_the_widgets_own_core_and_renderer(learner_site):
+    """Recompute a few frames per widget with the widget's own frame() and compare them with the page's."""
+    import base64
+    import importlib
+
+    from torchcourse.widgets import _png_small
+
+    checked = 0
+    for page, path, data in _players(learner_site.html):
+        if path in NOT_REPRODUCIBLE:
+            continue
+        module, cls = path.rsplit(".", 1)
+        widget = getattr(importlib.import_module(module), cls)()
+        axes, _ = widget.frame_states()
+        by_label = [dict(zip(a.labels, a.values)) for a in axes]
+        n = len(data["axes"])
+        frames = data["frames"]
+        for frame in [frames[data["start"]], frames[len(frames) // 2], frames[-1]]:
+            labels = [a["labels"][i] for a, i in zip(data["axes"], frame[:n])]
+            if not all(label in known for label, known in zip(labels, by_label)):
+                continue  # a value only this notebook's widget starts at
+            png, message = widget.frame({a.name: known[label] for a, known, label in zip(axes, by_label, labels)})
+            assert data["messages"][frame[n + 1]] == message, f"{page}: {cls} {labels}: message differs"
+            assert data["images"][frame[n]] == base64.b64encode(_png_small(png)).decode(), \
+                f"{page}: {cls} {labels}: frame differs"
+            checked += 1
+    assert checked >= 10
 
 
 @pytest.mark.parametrize("doc", NOTEBOOKS)
