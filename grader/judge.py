@@ -26,7 +26,7 @@ class Exercise:
     notebook: str
     max_points: float
     score: float = 0.0
-    status: str = "not_run"        # passed, failed, not_run, timeout, budget, crashed, tampered, error
+    status: str = "not_run"        # passed, failed, unverified, not_run, timeout, budget, crashed, tampered, error
     reason: str = ""               # for the learner and the report: the first failing check or what went wrong
     detail: str = ""               # for the instructor only: the full difference or error (may quote hidden data)
     flags: list[str] = field(default_factory=list)
@@ -216,10 +216,13 @@ def judge(notebook: str, sub: Sanitised, raw: RawResult, refs: dict[str, list]) 
             ex.reason = "a graded check's value differs from the solution's (" + diff.split(":")[0][:80] + ")"
             # The sandbox said every check passed, yet the values are wrong: someone fooled the checks.
             ex.flags.append("checks passed in the sandbox but the values are wrong")
+        elif not ref:
+            # Nothing to compare outside: a status claimed inside the learner's process is no proof.
+            ex.status = "unverified"
+            ex.reason = "the grader has no values to compare for this exercise; your instructor will review it"
+            ex.flags.append("this exercise emits no values: unverified, scored 0 until reviewed")
         else:
             ex.status, ex.score = "passed", max_points
-            if not ref:
-                ex.flags.append("this exercise emits no values: judged by the cell's status only")
         ex.score = min(max(ex.score, 0.0), max_points)
         result.append(ex)
     return result

@@ -20,6 +20,11 @@ from grader.record import GradeRecord, load_record
 MAX_BARS = 60    # exercises in the pass-rate plot and the CSV (a chapter has far fewer)
 MAX_FLAGS = 50   # flags of one student in the CSV
 
+# The threat model in one line (grader/README.md, "Threat model", says it in full).
+INTEGRITY = ("Scores come from values judged outside the learner's process; tampering the sandbox detects "
+             "(frame, gc, ctypes or trace introspection, patched libraries, forged results) scores 0 and is "
+             "listed here; a determined learner can still make a hidden check's own observations lie unseen.")
+
 
 def _png(fig) -> str:
     buf = io.BytesIO()
@@ -72,8 +77,8 @@ def report(course: Course, chapter: str) -> tuple[Path, Path]:
             parts.append("<h2>Most-failed checks</h2><ol>" + "".join(
                 f"<li>{html.escape(k)} ({v})</li>" for k, v in top) + "</ol>")
     flagged = [r for r in records if r.flags]
-    parts.append(f"<h2>Flagged submissions ({len(flagged)})</h2><table><tr><th>student</th><th>score</th>"
-                 "<th>reasons</th></tr>")
+    parts.append(f"<h2>Flagged submissions ({len(flagged)})</h2><p>{INTEGRITY}</p><table><tr><th>student</th>"
+                 "<th>score</th><th>reasons</th></tr>")
     for r in flagged:
         reasons = "<br>".join(html.escape(f) for f in r.flags[:20])
         parts.append(f"<tr><td>{html.escape(r.student)}</td><td>{r.score:g}</td><td>{reasons}</td></tr>")

@@ -242,6 +242,9 @@ WATCHED = ["builtins", "math", "operator", "sys", "re", "random", "json", "hashl
 CANONICAL = {"torch": "torch", "np": "numpy", "numpy": "numpy", "math": "math", "re": "re", "random": "random",
              "F": "torch.nn.functional", "nn": "torch.nn"}
 LIBRARY_NAMES = frozenset({"torch", "np", "numpy", "F", "nn"})
+# What IPython itself swaps while a cell runs (its builtin and display traps): not tampering.
+TRAPPED = frozenset({"builtins.exit", "builtins.quit", "builtins.get_ipython", "builtins.display",
+                     "sys.displayhook", "sys.excepthook", "sys.breakpointhook"})
 # Introspection helpers a learner may call instead of sys._getframe: the event is theirs, not the helper's.
 # (traceback.py reads tb_frame to print an exception the learner caught: honest, so not counted there.)
 HELPER_FILES = ("/inspect.py", "/traceback.py", "/ctypes/__init__.py")
@@ -327,7 +330,7 @@ def make_guard(shell: GradeShell, snap: dict, fd: int, grading):
                     continue
                 now = vars(mod)
             for key, ident in attrs.items():
-                if key in ("__builtins__", "__loader__", "__spec__", "__cached__"):
+                if key in ("__builtins__", "__loader__", "__spec__", "__cached__") or f"{name}.{key}" in TRAPPED:
                     continue
                 if key not in now or id(now[key]) != ident:
                     found.append(f"{name}.{key}")

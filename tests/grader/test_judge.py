@@ -175,10 +175,10 @@ def test_tampered_libraries_score_nothing_and_are_flagged():
     assert "tampered: torch.allclose" in ex.flags
 
 
-def test_an_exercise_without_reference_values_passes_on_status_and_is_flagged():
+def test_an_exercise_without_reference_values_is_unverified_never_passed():
     ex = _judge([], [])
-    assert ex.status == "passed" and ex.score == 2.0
-    assert "judged by the cell's status only" in " ".join(ex.flags)
+    assert ex.status == "unverified" and ex.score == 0.0
+    assert "unverified" in " ".join(ex.flags)
 
 
 def test_a_test_cell_that_could_not_be_restored_is_an_error():

@@ -118,8 +118,9 @@ def _with_forge(body: str) -> str:
 ATTACKS = {
     # 1. frame introspection: the hidden block's namespace through the caller's frame
     "frame-getframe": _with_forge("import sys\n_forge(sys._getframe(3).f_globals)"),
-    "frame-inspect": _with_forge("import inspect\nfor f in inspect.stack():\n"
-                                 "    if 'flat_view' in f.frame.f_globals:\n        _forge(f.frame.f_globals)"),
+    "frame-inspect": _with_forge("import inspect\nf = inspect.currentframe()\nwhile f is not None:\n"
+                                 "    if 'flat_view' in f.f_globals:\n        _forge(f.f_globals)\n"
+                                 "    f = f.f_back"),
     "frame-traceback": _with_forge("try:\n    raise ValueError\nexcept ValueError as e:\n"
                                    "    _forge(e.__traceback__.tb_frame.f_back.f_back.f_back.f_globals)"),
     # 2. trace and profile functions rewriting what the hidden block emits
@@ -229,7 +230,11 @@ for fd in range(3, 40):
     except OSError:
         pass
 '''),
+    "forged-channel-dup": None,  # filled below: the same lines through duplicates of every descriptor
 }
+ATTACKS["forged-channel-dup"] = ATTACKS["forged-channel"].replace(
+    "for fd in range(3, 40):", "dups = []\nfor fd in range(3, 40):\n    try:\n        dups.append(os.dup(fd))\n"
+    "    except OSError:\n        pass\nfor fd in dups:")
 
 # Leaks (item 3): learner code that prints what it can find, base64-encoded, and raises it from hidden calls.
 LEAK = '''import base64
@@ -275,6 +280,7 @@ import ipywidgets
 ipywidgets.IntSlider()
 with torch.profiler.profile() as prof:
     torch.ones(3) + 1
+call(len, [1, 2])  # inside a cell IPython swaps sys.displayhook and builtins.exit: not tampering
 def flat_view(t):
     return t.view(-1)
 '''
@@ -345,6 +351,7 @@ def graded(tmp_path_factory):
     from grader.autograde import autograde
     from grader.course import Course
     from grader.feedback import feedback
+    from grader.report import report
     from grader.sandbox import Limits
 
     root = tmp_path_factory.mktemp("integrity") / "course"
@@ -358,6 +365,7 @@ def graded(tmp_path_factory):
     records = autograde(course, CHAPTER, workers=2, limits=Limits(cell_timeout=20, budget=60), progress=False,
                         seed=SEED)
     feedback(course, CHAPTER)
+    report(course, CHAPTER)
     return course, records
 
 
@@ -410,3 +418,12 @@ def test_hidden_tests_and_the_seed_never_reach_the_learner(graded):
         assert str(SEED) not in leaked, leaked
     assert "rng(\"ig-view\")" not in text and str(SEED) not in text
     assert _scores(records["leak"])["ig-view"] == 0
+
+
+def test_the_report_lists_tampering_and_says_what_the_grader_can_and_cannot_see(graded):
+    from grader.report import INTEGRITY
+
+    course, records = graded
+    page = (course.reports / f"{CHAPTER}.html").read_text()
+    assert INTEGRITY in page
+    assert all(student in page for student in ATTACKS) and "tampered" in page
