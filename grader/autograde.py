@@ -44,6 +44,7 @@ class Pending:
     sanitised: dict[str, Sanitised] = field(default_factory=dict)
     raw: dict[str, RawResult] = field(default_factory=dict)
     errors: dict[str, str] = field(default_factory=dict)
+    grader_errors: dict[str, str] = field(default_factory=dict)
     sanitising_done: bool = False
 
 
@@ -253,9 +254,13 @@ def autograde(course: Course, chapter: str, workers: int | None = None, schedule
         files = chapter_files(course, chapter)
         ref_jobs = [Job(("", nb), _cells(sol), seed, list(sol.grade_cells.values()), files)
                     for nb, sol in sols.items()]
-        for job, raw in pool.run(ref_jobs):
+        ref_raw = {job.key[1]: (job, raw) for job, raw in pool.run(ref_jobs)}
+        again = [job for job, raw in ref_raw.values() if raw.status in GRADER_SIDE]
+        # a worker lost on the solution is the grader's trouble: once more
+        ref_raw.update({job.key[1]: (job, raw) for job, raw in pool.run(again)})
+        for nb, (_job, raw) in ref_raw.items():
             report_library(raw)
-            refs[job.key[1]] = reference_values(sols[job.key[1]], raw)
+            refs[nb] = reference_values(sols[nb], raw)
         pending = {s: Pending() for s in todo}
         bar = Progress(len(todo), progress)
 
@@ -287,7 +292,9 @@ def autograde(course: Course, chapter: str, workers: int | None = None, schedule
                         pending[s].errors[nb] = str(exc)
                         continue
                     except Exception as exc:  # the grader's own trouble with one notebook: that notebook only
-                        pending[s].errors[nb] = f"{nb}.ipynb could not be prepared ({type(exc).__name__}: {exc})"
+                        why = f"could not be prepared ({type(exc).__name__}: {str(exc)[:300]})"
+                        pending[s].errors[nb] = why
+                        pending[s].grader_errors[nb] = why  # not the learner's doing: a plain rerun regrades it
                         continue
                     pending[s].sanitised[nb] = sub
                     yield Job((s, nb), _cells(sub), seed, list(sub.grade_cells.values()), files)
@@ -337,7 +344,7 @@ def _finish(course: Course, chapter: str, student: str, notebooks: list[str], p:
     out.mkdir(parents=True, exist_ok=True)
     exercises: list[Exercise] = []
     flags: list[str] = []
-    grader_errors: dict[str, str] = {}
+    grader_errors: dict[str, str] = dict(p.grader_errors)
     for nb in notebooks:
         if nb in p.errors:
             for gid, pts in info[nb][1].items():
