@@ -135,7 +135,9 @@ def _prepass(nb: NotebookNode, known: dict[str, dict], notes: list[str]) -> None
             continue
         gid = _claims(cell)
         if gid is None or gid not in known:
-            notes.append(f"cell {i + 1} claiming {gid!r} (an unknown grade id) treated as an ordinary cell")
+            notes.append(f"cell {i + 1} has nbgrader metadata without a grade id; treated as an ordinary cell"
+                         if gid is None else
+                         f"cell {i + 1} claiming {gid[:80]!r} (an unknown grade id) treated as an ordinary cell")
             del cell.metadata["nbgrader"]
             continue
         claims.setdefault(gid, []).append(i)
