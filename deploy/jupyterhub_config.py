@@ -67,3 +67,13 @@ c.Spawner.environment = {
 # Small hosts under load take longer than the defaults to start a server.
 c.Spawner.start_timeout = 120
 c.Spawner.http_timeout = 120
+
+# Formgrader runs in the instructor's own server (/user/<instructor>/formgrader): setup-class.sh enables it in
+# the instructor's ~/.jupyter and disables it for everyone else. For several graders, nbgrader's documented
+# alternative is a hub service; as measured with JupyterHub 6.1 its `--group` flag is ignored and everyone gets
+# 403, while this works (NAME a service running jupyterhub-singleuser as the instructor, on its own port):
+#   c.JupyterHub.services = [{"name": NAME, "url": "http://127.0.0.1:PORT", "user": INSTRUCTOR,
+#                             "command": [python, "-m", "jupyterhub.singleuser"], "cwd": COURSE}]
+#   c.JupyterHub.load_groups = {"formgrade-NAME": {"users": [INSTRUCTOR, "another-grader"]}}
+#   c.JupyterHub.load_roles = [{"name": "formgrade-NAME", "groups": ["formgrade-NAME"],
+#                               "scopes": [f"access:services!service={NAME}"]}]
