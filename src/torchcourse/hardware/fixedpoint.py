@@ -118,8 +118,8 @@ class FixedPointExplorer(Explorer):
         super().__init__(controls, fixed_point_view, draw_fixed, title="Fixed-point explorer")
 
     def frame_space(self) -> dict:
-        # Every split of the 16 bits for pi, a value that saturates narrow formats, a negative and 0.1.
-        return {"int_bits": range(16), "value": [-1.5, 0.1, 3.14159, 40.0]}
+        # Every split of the 16 bits for pi, a value that saturates narrow formats, and 0.1.
+        return {"int_bits": range(16), "value": [0.1, 3.14159, 40.0]}
 
 
 def static_fixed_point() -> Figure:

@@ -99,6 +99,10 @@ class DDPTimeline(Explorer):
         }
         super().__init__(controls, timeline, draw_timeline, title="DDP timeline beside DataParallel")
 
+    def frame_space(self) -> dict:
+        # Every bucket count on 2, 3, 4, 6 and 8 devices.
+        return {"buckets": range(1, 9), "devices": [2, 3, 4, 6, 8]}
+
 
 def static_timeline() -> Figure:
     fig = Figure(figsize=(8, 5))
