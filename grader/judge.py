@@ -17,7 +17,7 @@ from typing import Any
 
 from grader.sandbox import RawResult
 from grader.sanitise import Sanitised
-from torchcourse.contract import ATOL, EMIT_MIME, RTOL, plain_difference
+from torchcourse.contract import ATOL, RTOL, plain_difference
 
 
 @dataclass

@@ -281,7 +281,7 @@ def _snapshot() -> dict:
     return snap
 
 
-def make_guard(shell: GradeShell, snap: dict, fd: int, grading):
+def make_guard(shell: GradeShell, snap: dict, fd: int, grading, canonical: dict):
     """(audit hook, check, state): the hook records events and emitted values on `fd`; `check(where)`
     compares the process with `snap`; `state` holds the current nonce and the hidden checks' file names."""
     state = {"nonce": "", "hidden": set(), "busy": set()}
@@ -341,6 +341,10 @@ def make_guard(shell: GradeShell, snap: dict, fd: int, grading):
             if type(value) is Module and getattr(value, "__name__", None) in modules \
                     and modules[value.__name__] is not value:
                 found.append(f"the notebook's name {name!r} is not the module it claims")
+        ns = state.get("ns")  # a running hidden block's namespace: reachable through a function it passed on
+        if ns is not None:
+            found += [f"the hidden block's name {k!r} rebound" for k, v in canonical.items()
+                      if k in ns and ns[k] is not v]
         if fn_len() or dispatch_len():
             found.append("a torch function or dispatch mode is active")
         if gettrace() is not None or getprofile() is not None:
@@ -532,7 +536,6 @@ def run_child(shell: GradeShell, spec: dict, cmd: int, res: int, snap: dict) -> 
     _seed_everything(int(setup["seed"]))
     shell.user_ns["__name__"] = "__main__"
     grading = sys.modules.get("torchcourse.grading")
-    hook, check, state = make_guard(shell, snap, res, grading)
     # Everything the loop uses from here on is a local: learner code can rebind this module's globals.
     read_message, dumps, write, monotonic, fflush, read = _read_message, json.dumps, os.write, time.monotonic, \
         _libc.fflush, os.read
@@ -541,6 +544,7 @@ def run_child(shell: GradeShell, spec: dict, cmd: int, res: int, snap: dict) -> 
     canonical = {name: sys.modules[mod] for name, mod in CANONICAL.items() if mod in sys.modules}
     if grading is not None:
         canonical.update({name: getattr(grading, name) for name in grading.__all__ if hasattr(grading, name)})
+    hook, check, state = make_guard(shell, snap, res, grading, canonical)
     state["nonce"] = setup["nonce"]
     sys.addaudithook(hook)  # from here on, every audited event passes the guard; it cannot be removed
     signal.signal(signal.SIGINT, signal.default_int_handler)
@@ -599,12 +603,15 @@ def _run_hidden(source: str, nonce: str, state: dict, check, collect, user_ns: d
     ns = dict(user_ns)
     ns.update({k: v for k, v in hidden_defs.items() if k not in user_ns})
     ns.update({k: v for k, v in canonical.items() if k in ns})
+    state["ns"] = ns
     try:
         exec(compile(source, name, "exec"), ns)
         ok = True
     except BaseException as exc:  # a failing check is data; so is an interrupt
         collect.error(type(exc).__name__, str(exc)[:STREAM_CAP], [])
         ok = False
+    finally:
+        state["ns"] = None
     for key, value in ns.items():
         if key not in user_ns or user_ns[key] is not value:
             hidden_defs[key] = value

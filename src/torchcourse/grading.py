@@ -19,9 +19,9 @@ import torch
 
 from torchcourse.contract import EMIT_MIME, plain_difference, type_name
 
-__all__ = ["DEFAULT_SEED", "EMIT_MIME", "CheckFailed", "call", "check", "emit", "expect_close", "expect_equal",
-           "expect_no_error", "expect_raises", "expect_tensor", "expect_true", "get_seed", "rng", "set_seed",
-           "shares_storage", "to_plain", "torch_generator"]
+__all__ = ["DEFAULT_SEED", "EMIT_MIME", "CheckFailed", "attempt", "call", "check", "emit", "expect_close",
+           "expect_equal", "expect_no_error", "expect_raises", "expect_tensor", "expect_true", "get_seed", "rng",
+           "set_seed", "shares_storage", "to_plain", "torch_generator"]
 
 #: The course seed used when nobody chose another: a learner's self-check is repeatable.
 DEFAULT_SEED = 20240917
@@ -175,6 +175,19 @@ def call(fn: Callable, *args: Any, **kwargs: Any) -> Any:
         # The grader's sandbox checks here, as learner code hands back control, that it left the libraries
         # the checks use as they were (a patch that undoes itself once used would pass a later check).
         sys.audit("torchcourse.called")
+
+
+def attempt(fn: Callable, *args: Any, **kwargs: Any) -> Any:
+    """Call learner code; return what it returned, or the exception it raised (the object itself, for a
+    check of its type and message). ``NotImplementedError`` passes through, as in ``call``."""
+    try:
+        return fn(*args, **kwargs)
+    except NotImplementedError:
+        raise
+    except Exception as exc:  # the learner's exception is data here, not a crash
+        return exc
+    finally:
+        sys.audit("torchcourse.called")  # as in ``call``: the grader's sandbox checks the libraries here
 
 
 # --------------------------------------------------------------------------- checks

@@ -32,7 +32,8 @@ def _meta(gid, **kw):
 SETUP = ("import numpy as np\nimport torch\n"
          "from torchcourse.grading import call, emit, expect_close, expect_equal, expect_true, shares_storage")
 VIEW = "def flat_view(t):\n    ### BEGIN SOLUTION\n    return t.view(-1)\n    ### END SOLUTION"
-VIEW_TEST = '''expect_equal(flat_view(torch.arange(4.0).reshape(2, 2)).tolist(), [0.0, 1.0, 2.0, 3.0], call="flat_view(x)")
+VIEW_TEST = '''x = torch.arange(4.0).reshape(2, 2)
+expect_equal(flat_view(x).tolist(), [0.0, 1.0, 2.0, 3.0], call="flat_view(x)")
 ### BEGIN HIDDEN TESTS
 from torchcourse.grading import emit, rng
 
@@ -105,6 +106,10 @@ def _forge(g):
 '''
 
 
+# The emitted names whose values a trace or profile function rewrites to True.
+FORGED = "def _forged(name):\n    return str(name).endswith(('-shared', '-untouched'))\n"
+
+
 def _with_forge(body: str) -> str:
     """Wrong answers whose every call first runs `body` (which sets `g`, a namespace to forge)."""
     return (FORGE + "def _attack():\n    try:\n" + "".join(f"        {ln}\n" for ln in body.splitlines())
@@ -124,23 +129,29 @@ ATTACKS = {
     "frame-traceback": _with_forge("try:\n    raise ValueError\nexcept ValueError as e:\n"
                                    "    _forge(e.__traceback__.tb_frame.f_back.f_back.f_back.f_globals)"),
     # 2. trace and profile functions rewriting what the hidden block emits
-    "trace-settrace": (WRONG_VIEW + WRONG_NOISE + '''import sys
+    "trace-settrace": (WRONG_VIEW + WRONG_NOISE + FORGED + '''import sys
 def _tracer(frame, event, arg):
-    if event == "call" and frame.f_code.co_name == "emit" and str(frame.f_locals.get("name")).endswith(("-shared", "-untouched")):
+    if event == "call" and frame.f_code.co_name == "emit" and _forged(frame.f_locals.get("name")):
         frame.f_locals["value"] = True
+    if event == "call" and frame.f_code.co_name == "expect_true":
+        frame.f_locals["condition"] = True
     return None
 sys.settrace(_tracer)
 '''),
-    "trace-setprofile": (WRONG_VIEW + WRONG_NOISE + '''import sys
+    "trace-setprofile": (WRONG_VIEW + WRONG_NOISE + FORGED + '''import sys
 def _prof(frame, event, arg):
-    if event == "call" and frame.f_code.co_name == "emit" and str(frame.f_locals.get("name")).endswith(("-shared", "-untouched")):
+    if event == "call" and frame.f_code.co_name == "emit" and _forged(frame.f_locals.get("name")):
         frame.f_locals["value"] = True
+    if event == "call" and frame.f_code.co_name == "expect_true":
+        frame.f_locals["condition"] = True
 sys.setprofile(_prof)
 '''),
-    "trace-in-call": _with_forge('''import sys
+    "trace-in-call": FORGED + _with_forge('''import sys
 def _tracer(frame, event, arg):
-    if event == "call" and frame.f_code.co_name == "emit" and str(frame.f_locals.get("name")).endswith(("-shared", "-untouched")):
+    if event == "call" and frame.f_code.co_name == "emit" and _forged(frame.f_locals.get("name")):
         frame.f_locals["value"] = True
+    if event == "call" and frame.f_code.co_name == "expect_true":
+        frame.f_locals["condition"] = True
 sys.setprofile(_tracer)'''),
     # 3. gc walks to the hidden block's namespace
     "gc-objects": _with_forge("import gc\nfor o in gc.get_objects():\n"
@@ -150,8 +161,8 @@ sys.setprofile(_tracer)'''),
                                 "for o in gc.get_referrers(s):\n    if type(o) is dict and 'flat_view' in o:\n"
                                 "        _forge(o)"),
     # 4. ctypes: the current frame from the C API
-    "ctypes-pythonapi": _with_forge("import ctypes\nf = ctypes.pythonapi.PyEval_GetFrame\nf.restype = ctypes.py_object\n"
-                                    "_forge(f().f_back.f_back.f_back.f_globals)"),
+    "ctypes-pythonapi": _with_forge("import ctypes\nf = ctypes.pythonapi.PyEval_GetFrame\n"
+                                    "f.restype = ctypes.py_object\n_forge(f().f_back.f_back.f_back.f_globals)"),
     "ctypes-dlopen": _with_forge("import ctypes\nf = ctypes.PyDLL(None).PyEval_GetFrame\nf.restype = ctypes.py_object\n"
                                  "_forge(f().f_back.f_back.f_back.f_globals)"),
     # 5. torch function modes left active
@@ -181,19 +192,23 @@ _M().__enter__()'''),
     "patch-tensor-shadow": (WRONG_VIEW + WRONG_NOISE + '''_STORE = torch.zeros(1).untyped_storage()
 torch.Tensor.untyped_storage = lambda self: _STORE
 '''),
-    "patch-self-restoring": _with_forge('''import torch as real
+    "patch-self-restoring": '''import torch as real
 g = globals()
-orig_eq, orig_sh = real.equal, g["shares_storage"]
-def eq(*a, **k):
-    real.equal = orig_eq
+_genuine_eq, _genuine_sh = real.equal, g["shares_storage"]
+def _eq(*a, **k):
+    real.equal = _genuine_eq
     return True
-def sh(a, b):
-    g["shares_storage"] = orig_sh
+def _sh(a, b):
+    g["shares_storage"] = _genuine_sh
     return True
-if orig_eq.__name__ != "eq":
-    real.equal = eq
-if orig_sh.__name__ != "sh":
-    g["shares_storage"] = sh'''),
+def flat_view(t):
+    g["shares_storage"] = _sh
+    return t.reshape(-1).clone()
+def noise(n, seed):
+    real.equal = _eq
+    torch.manual_seed(seed)
+    return torch.randn(n, dtype=torch.float64)
+''',
     "patch-code-swap": (WRONG_VIEW + WRONG_NOISE + '''import torchcourse.grading as _g
 _g.shares_storage.__code__ = (lambda a, b: True).__code__
 torch.get_rng_state.__code__ = (lambda: torch.ones(5056, dtype=torch.uint8)).__code__
