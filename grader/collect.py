@@ -352,7 +352,11 @@ def from_exchange(course: Course, chapter: str, now: datetime | None = None) -> 
     notebooks = course.notebooks(chapter)
     done = Collected()
     latest: dict[str, _Entry] = {}
-    for path in sorted(inbound.iterdir()):
+    try:
+        entries = sorted(inbound.iterdir())
+    except OSError as exc:
+        raise ValueError(f"cannot list {inbound} ({exc.strerror}): collect as the instructor") from exc
+    for path in entries:
         parts = path.name.rsplit("+", 3)
         if len(parts) < 3 or parts[1] != chapter:
             continue  # another chapter's submission, or not one at all
