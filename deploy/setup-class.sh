@@ -65,8 +65,11 @@ else
   [ -x "$VENV/bin/python" ] || "$PY" -m venv "$VENV"
   pip=("$VENV/bin/pip" --disable-pip-version-check -q)
   if [ -n "${TORCH_INDEX:-}" ]; then "${pip[@]}" install --index-url "$TORCH_INDEX" "$(grep -m1 '^torch==' "$REPO/requirements/lock.txt")"; fi
-  say "installing requirements/lock.txt into $VENV (a few minutes the first time)"
-  "${pip[@]}" install -r "$REPO/requirements/lock.txt"
+  if ! cmp -s "$REPO/requirements/lock.txt" "$VENV/.torchcourse-lock.txt"; then  # only when the lock changed
+    say "installing requirements/lock.txt into $VENV (a few minutes the first time)"
+    "${pip[@]}" install -r "$REPO/requirements/lock.txt"
+    cp "$REPO/requirements/lock.txt" "$VENV/.torchcourse-lock.txt"
+  fi
   "${pip[@]}" install --no-deps "$REPO"   # the course library, copied (not linked to this checkout)
 fi
 # The grader's code, root-owned: autograde runs it as root (section 6), so nobody else may change it.
