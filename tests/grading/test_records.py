@@ -3,8 +3,9 @@
 One class of the fixture course is graded once, by the real sandbox, then once more with a plain rerun:
 
 * two honest students whose sandbox worker is killed from outside (a grader-side failure) while their
-  first cell runs: `killed-once` on the first try only (the retry gives full marks), `killed-always` on
-  both tries (recorded with the error, flagged, counted as not recorded; the plain rerun regrades it);
+  first cell holds a marker file open: `killed-once` on the first try only (the retry gives full marks),
+  `killed-always` on both tries (recorded with the error, flagged, counted as not recorded; the plain
+  rerun regrades it);
 * correct notebooks damaged as nbgrader's own tests damage them: one whole exercise deleted, every
   cell's nbgrader metadata stripped, a copy of a test cell pasted above its answer, an extra key in a
   test cell's metadata; and nbgrader's own test notebook submitted in place of the chapter's.
@@ -33,12 +34,11 @@ NBGRADER_TEST_NB = Path(nbgrader.__file__).parent / "tests" / "preprocessors" / 
 
 
 def _kill_cell(name: str) -> nbformat.NotebookNode:
-    """A first cell that names its process `name` for two seconds: the test kills its worker meanwhile."""
+    """A first cell that holds a file `name`.marker open for two seconds: the test kills its worker meanwhile."""
     return nbformat.v4.new_code_cell(
-        "import ctypes, time\n"
-        f"ctypes.CDLL(None).prctl(15, b{name!r}, 0, 0, 0)  # PR_SET_NAME\n"
-        "time.sleep(2)\n"
-        "ctypes.CDLL(None).prctl(15, b'python', 0, 0, 0)\n")
+        "import time\n"
+        f"with open({name + '.marker'!r}, 'w') as marker:  # seen from outside in /proc/<pid>/fd\n"
+        "    time.sleep(2)\n")
 
 
 def _cells(nb):
@@ -78,7 +78,7 @@ FIRST = {
 
 
 class Killer:
-    """Kills, from outside, the sandbox worker (this process's child) whose job names itself tc-kill-*."""
+    """Kills, from outside, the sandbox worker (this process's child) whose job holds tc-kill-*.marker open."""
 
     def __init__(self) -> None:
         self.killed: list[str] = []
@@ -92,15 +92,18 @@ class Killer:
         while not self.stop.wait(0.05):
             if not self.on:
                 continue
-            for proc in psutil.process_iter(["name"]):
-                name = proc.info["name"]
-                if name not in ("tc-kill-once", "tc-kill-always") or (name == "tc-kill-once" and name in self.killed):
+            for proc in psutil.process_iter(["uids"]):
+                if not proc.info["uids"] or proc.info["uids"].real < 200_000:  # the sandbox's uids only
                     continue
                 try:
+                    held = {os.readlink(fd).rsplit("/", 1)[-1] for fd in Path(f"/proc/{proc.pid}/fd").iterdir()}
+                    name = next((n for n in ("tc-kill-once", "tc-kill-always") if f"{n}.marker" in held), None)
+                    if name is None or (name == "tc-kill-once" and name in self.killed):
+                        continue
                     worker = next(p for p in [proc, *proc.parents()] if p.ppid() == me)
                     worker.send_signal(signal.SIGKILL)
                     self.killed.append(name)
-                except (StopIteration, psutil.Error):
+                except (StopIteration, psutil.Error, OSError):
                     pass
 
 
