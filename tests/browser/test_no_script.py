@@ -18,7 +18,9 @@ import pytest
 from tests.helpers.browser import Traffic, offline_context
 from tests.helpers.course import CASES, CHAPTER, fixture_course, submit
 
-pytestmark = [pytest.mark.browser, pytest.mark.grading]
+# It runs the sandbox, so it goes with the grader's tests (tests/conftest.py): they check that no sandbox
+# process is left running, which another test's sandbox on a parallel xdist worker would break.
+pytestmark = [pytest.mark.browser, pytest.mark.grading, pytest.mark.xdist_group("grader")]
 
 PWN = "window.__pwned = (window.__pwned || []).concat"
 CODE = f'''from IPython.display import display, HTML, Javascript, SVG, Markdown
