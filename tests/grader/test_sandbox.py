@@ -50,3 +50,11 @@ def test_a_raw_result_travels_through_dask_intact():
     old = raw.to_dict()
     del old["preload_errors"]  # from a worker that predates the field
     assert RawResult.from_dict(old).preload_errors == []
+
+
+def test_a_checks_cell_is_split_into_its_visible_part_and_its_hidden_block():
+    from grader.sandbox import split_cells
+
+    cell = "expect(f(1))\n### BEGIN HIDDEN TESTS\nsecret(f)\n### END HIDDEN TESTS\n"
+    assert split_cells(["x = 1", cell], [1]) == [{"source": "x = 1", "hidden": None},
+                                               {"source": "expect(f(1))", "hidden": "secret(f)"}]
