@@ -236,9 +236,16 @@ def _move(page, player, axis: dict) -> list:
     return [before, *tries]
 
 
+@pytest.fixture(scope="session")
+def learner_site() -> sitebuild.Site:
+    # Named like tests/site's fixture so that tests/conftest.py sends these tests to the xdist
+    # worker that builds the learner site, instead of building it again on another.
+    return sitebuild.learner_site()
+
+
 @pytest.fixture(scope="module")
-def control_moves(browser) -> tuple[list[ControlMove], Traffic]:
-    html = sitebuild.learner_site().html
+def control_moves(browser, learner_site) -> tuple[list[ControlMove], Traffic]:
+    html = learner_site.html
     pages = sorted(p.relative_to(html).as_posix() for p in html.rglob("*.html")
                    if "_static" not in p.parts and 'class="tc-player"' in p.read_text(encoding="utf-8"))
     traffic = Traffic()
