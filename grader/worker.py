@@ -316,24 +316,23 @@ def make_guard(shell: GradeShell, snap: dict, fd: int, grading, canonical: dict)
             frame = frame.f_back
         return frame is not None and frame.f_code.co_filename.startswith("<ipython-input-")
 
+    # The snapshot flattened once: (live view of the namespace, key, identity then, label). Checked at every
+    # emitted value and every return from learner code, so it must be cheap (one pass, no lookups by name).
+    views = {name: vars(classes[name]) if name in classes else vars(modules[name])
+             for name in snap if name in classes or name in modules}
+    triples = [(views[name], key, ident, f"{name}.{key}") for name, (_, attrs) in snap.items() if name in views
+               for key, ident in attrs.items()
+               if key not in ("__builtins__", "__loader__", "__spec__", "__cached__")
+               and f"{name}.{key}" not in TRAPPED]
+    module_ids = [(name, mod_id) for name, (mod_id, _) in snap.items() if name not in classes]
+    class_sizes = [(name, views[name], len(snap[name][1])) for name in classes if name in views]
+
     def changed() -> list[str]:
-        found = []
-        for name, (mod_id, attrs) in snap.items():
-            if name in classes:
-                now = vars(classes[name])
-                extra = [k for k in now if k not in attrs]
-                found += [f"{name}.{k} added" for k in extra]
-            else:
-                mod = modules.get(name)
-                if mod is None or id(mod) != mod_id:
-                    found.append(f"sys.modules[{name!r}] replaced")
-                    continue
-                now = vars(mod)
-            for key, ident in attrs.items():
-                if key in ("__builtins__", "__loader__", "__spec__", "__cached__") or f"{name}.{key}" in TRAPPED:
-                    continue
-                if key not in now or id(now[key]) != ident:
-                    found.append(f"{name}.{key}")
+        found = [label for view, key, ident, label in triples if id(view.get(key, changed)) != ident]
+        found += [f"sys.modules[{name!r}] replaced" for name, mod_id in module_ids if id(modules.get(name)) != mod_id]
+        for name, view, size in class_sizes:  # an attribute added to a class (shadowing TensorBase's, say)
+            if len(view) != size:
+                found += [f"{name}.{k} added" for k in view if k not in snap[name][1]]
         for name, lib in libraries.items():
             if name in user_ns and user_ns[name] is not lib:
                 found.append(f"the notebook's name {name!r} is not the {lib.__name__} module")
