@@ -92,7 +92,7 @@ def test_the_run_works_inside_the_graders_sandbox():
     loopback, RLIMIT_NPROC, memory and time limits): it must finish there, not just degrade."""
     sandbox = pytest.importorskip("grader.sandbox")
     fac = sandbox.facilities()
-    if not fac.full:
+    if not (fac.bwrap and fac.drop_uid and fac.netns):  # what this run exercises; OOM protection is not
         pytest.skip(f"the sandbox lacks: {fac.missing}")
     cells = ["from torchcourse.parallel.launch import launch",
              "r = launch('torchcourse.parallel.ddp_train', nproc=2, args=['--skip-timing'], timeout=150)\n"
