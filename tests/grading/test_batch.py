@@ -130,21 +130,21 @@ def test_command_line_end_to_end(tmp_path):
     done = _grader(root, "collect", CHAPTER, "--from", str(download))
     assert done.returncode == 0, done.stderr
     # The entry that climbs out of the archive ("../../") is refused, and nothing lands outside.
-    assert sorted(p.name for p in (root / "submitted").iterdir()) == ["doe.john", "smith_jane"]
+    assert sorted(p.name for p in (root / "submitted").iterdir()) == ["doe.john_2", "smith_jane_1234"]
     assert not list(tmp_path.parent.rglob("escape_1_1_a-basics.ipynb"))
     done = _grader(root, "autograde", CHAPTER, "--cell-timeout", "10")
     assert done.returncode == 0, done.stderr
     recs = _records(root)
-    assert recs["smith_jane"]["score"] == 6 and recs["doe.john"]["score"] == 3
+    assert recs["smith_jane_1234"]["score"] == 6 and recs["doe.john_2"]["score"] == 3
     done = _grader(root, "feedback", CHAPTER)
     assert done.returncode == 0, done.stderr
-    page = (root / "feedback" / "doe.john" / CHAPTER / "a-basics.html").read_text()
+    page = (root / "feedback" / "doe.john_2" / CHAPTER / "a-basics.html").read_text()
     assert "BEGIN HIDDEN" not in page and 'emit("fx-double"' not in page and "rng(&quot;fx-strides" not in page
     assert "fx-double" in page and "returned tensor([3., 6.])" in page
     done = _grader(root, "report", CHAPTER)
     assert done.returncode == 0, done.stderr
     rows = list(csv.DictReader(open(root / "reports" / f"{CHAPTER}.csv")))
-    assert {r["student"]: float(r["score"]) for r in rows} == {"smith_jane": 6, "doe.john": 3}
+    assert {r["student"]: float(r["score"]) for r in rows} == {"smith_jane_1234": 6, "doe.john_2": 3}
     html = (root / "reports" / f"{CHAPTER}.html").read_text()
     assert html.count("data:image/png;base64,") >= 2 and "Flagged submissions" in html
     # nbgrader's own export reads the gradebook the grader wrote.
@@ -156,4 +156,4 @@ def test_command_line_end_to_end(tmp_path):
                           env=env)
     assert done.returncode == 0, done.stderr
     exported = {r["student_id"]: float(r["score"]) for r in csv.DictReader(open(root / "grades.csv"))}
-    assert exported == {"smith_jane": 6, "doe.john": 3}
+    assert exported == {"smith_jane_1234": 6, "doe.john_2": 3}
