@@ -860,9 +860,8 @@ def run_job(shell: GradeShell, spec: dict, snap: dict) -> dict:
             source, hidden = _split(cell)
             wrong = _channel_holders(pid, pipes, child_fds)
             nonce = secrets.token_hex(16)
-            early = list(chan.tampered)  # what arrived between cells belongs to the next one
-            chan.start(nonce)
-            chan.tampered = early + wrong
+            chan.start(nonce)  # what arrives from now on (old nonces included) belongs to this cell
+            chan.tampered = wrong
             if not _send(cmd_w, {"i": i, "nonce": nonce, "source": source, "hidden": hidden is not None}):
                 status = "exited"
                 break
