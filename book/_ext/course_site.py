@@ -29,12 +29,14 @@ import yaml
 from docutils import nodes
 from docutils.statemachine import StringList
 from sphinx.application import Sphinx
+from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
 from torchcourse.contract import BEGIN_HIDDEN, cell_source, grade_id, is_checks_cell
 from torchcourse.widgets import SITE_FRAMES_ENV
 
 BOOK = Path(__file__).resolve().parent.parent
+logger = logging.getLogger(__name__)
 # Pages under chapters/ (learner) or solutions/ (instructor): <top>/<NN>-<name>/<page>
 _CHAPTER_DOC = re.compile(r"^(?:chapters|solutions)/(\d\d)-[^/]+/")
 
@@ -241,8 +243,16 @@ def _site_frames(app: Sphinx, config: Any) -> None:
 
 
 def _frame_player_script(app: Sphinx, pagename: str, templatename: str, context: dict, doctree: Any) -> None:
-    if 'class="tc-player"' in context.get("body", ""):
+    body = context.get("body", "")
+    if 'class="tc-player"' in body:
         app.add_js_file("ipywidgets/frame-player.js", defer="defer")
+    if 'type="application/vnd.jupyter.widget-view+json"' in body:
+        # No kernel will ever answer a live widget view here. In this course it means the page's
+        # outputs come from an execution cache made before frame players (or a widget that is
+        # not an Explorer).
+        logger.warning("a widget on this page is a live widget view that cannot move on the site, not a frame "
+                       "player: make it an Explorer, or clear a stale execution cache (rm -rf _build/.jupyter_cache)",
+                       location=pagename)
 
 
 def _instructor_theme(app: Sphinx, config: Any) -> None:
