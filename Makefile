@@ -12,6 +12,10 @@ STAMP := $(VENV)/.installed
 LAB_PORT ?= 8888
 CHAPTERS := 01-tensors 02-autograd 03-parallel 04-hardware
 PYTEST_ARGS ?=
+# Two pytest-xdist workers: site builds, notebook kernels and the grader's sandbox overlap on 2 cores.
+# Tests sharing a site build or the machine-wide sandbox stay on one worker (tests/conftest.py).
+# PYTEST_WORKERS=0 runs everything in one process.
+PYTEST_WORKERS ?= 2
 # pip's extra-index warnings about local mirrors are noise, not news.
 PIP := $(BIN)/pip --disable-pip-version-check -q
 # On Linux, PyPI's torch wheel brings the CUDA libraries (several GB). For PyTorch's CPU-only build
@@ -38,7 +42,7 @@ lab: $(STAMP)
 
 test: $(STAMP)
 	bash tests/setup-system.sh
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadgroup --durations=25 $(PYTEST_ARGS)
 
 release: $(STAMP) docs
 	$(BIN)/python -m grader release
