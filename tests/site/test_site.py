@@ -195,7 +195,7 @@ def test_frames_are_the_widgets_own_core_and_renderer(learner_site):
         by_label = [dict(zip(a.labels, a.values)) for a in axes]
         n = len(data["axes"])
         frames = data["frames"]
-        for frame in [frames[data["start"]], frames[len(frames) // 2], frames[-1]]:
+        for frame in [frames[data["start"]], frames[-1]]:  # the starting state and one the reader moves to
             labels = [a["labels"][i] for a, i in zip(data["axes"], frame[:n])]
             if not all(label in known for label, known in zip(labels, by_label)):
                 continue  # a value only this notebook's widget starts at
