@@ -42,7 +42,9 @@ def _xdist_group(item) -> str | None:
     for fixture, group in _GROUP_BY_FIXTURE.items():
         if fixture in getattr(item, "fixturenames", ()):
             return group
-    return None
+    # The browser crawl takes the site by a parameter ("learner" or "instructor"), not a fixture.
+    site = getattr(getattr(item, "callspec", None), "params", {}).get("crawl")
+    return f"{site}-site" if site else None
 
 
 def pytest_collection_modifyitems(config, items):
