@@ -37,8 +37,8 @@ _GROUP_BY_FIXTURE = {"learner_site": "learner-site", "instructor_site": "instruc
 
 def _xdist_group(item) -> str | None:
     folder = Path(item.fspath).relative_to(ROOT / "tests").parts[0]
-    if folder in _GROUP_BY_FOLDER:
-        return _GROUP_BY_FOLDER[folder]
+    if folder in _GROUP_BY_FOLDER or item.get_closest_marker("grading"):  # e.g. DDP inside the sandbox
+        return _GROUP_BY_FOLDER.get(folder, "grader")
     for fixture, group in _GROUP_BY_FIXTURE.items():
         if fixture in getattr(item, "fixturenames", ()):
             return group

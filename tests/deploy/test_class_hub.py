@@ -22,6 +22,7 @@ import secrets
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import tempfile
@@ -146,6 +147,19 @@ def _kill_processes_of(user: str) -> None:
             pass
 
 
+def _private_ancestors(*paths: Path) -> dict[Path, int]:
+    """Folders above these paths that other users cannot pass through, with their modes. The students'
+    servers run as their users on the test's environment (`BASE_VENV`) and the editable course library, so
+    for the test's duration those folders get o+x (pass through, not list), and their modes back after."""
+    found: dict[Path, int] = {}
+    for path in paths:
+        for folder in [path.resolve(), *path.resolve().parents]:
+            mode = stat.S_IMODE(folder.stat().st_mode)
+            if not mode & stat.S_IXOTH:
+                found[folder] = mode
+    return found
+
+
 @pytest.fixture(scope="module")
 def klass():
     saved = {f: Path(f).read_bytes() if Path(f).exists() else None for f in ETC_FILES}
@@ -157,6 +171,9 @@ def klass():
     hub, api, proxy = _free_ports(3)
     k = Klass(tmp=tmp, prefix=tmp / "prefix", exchange=tmp / "exchange", inst=inst, students=(s1, s2),
               passwords={u: secrets.token_urlsafe(12) for u in (inst, s1, s2)}, base=f"http://127.0.0.1:{hub}")
+    private = _private_ancestors(Path(sys.prefix), REPO)
+    for folder, mode in private.items():  # a clone in a private folder (mktemp -d, as CI's fresh clone is)
+        folder.chmod(mode | stat.S_IXOTH)
     env = {**os.environ, "INSTRUCTOR": inst, "PREFIX": str(k.prefix), "EXCHANGE": str(k.exchange),
            "HOME_BASE": str(tmp / "home"), "HUB_IP": "127.0.0.1", "HUB_PORT": str(hub), "HUB_API_PORT": str(api),
            "PROXY_API_PORT": str(proxy), "BASE_VENV": sys.prefix, "START": "0"}
@@ -195,6 +212,8 @@ def klass():
             else:
                 Path(f).write_bytes(data)
         shutil.rmtree(tmp, ignore_errors=True)
+        for folder, mode in private.items():
+            folder.chmod(mode)
         summary = {"times_s": {k_: round(v, 1) for k_, v in k.times.items()}, "attacks": k.outcomes}
         print("\nclass hub measurements: " + json.dumps(summary, indent=1))
         if os.environ.get("TORCHCOURSE_CLASS_LOG"):

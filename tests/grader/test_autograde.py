@@ -18,8 +18,18 @@ from grader.sanitise import Sanitised
 from tests.helpers.tiny import CHAPTER, answered_nb, line, solution_nb, tiny_gradebook, write
 
 
+def _emits(source: str) -> list[dict]:
+    """What the tiny chapter's checks cells (tests/helpers/tiny.py) emit when they pass."""
+    for slug, call in (("ex", "double(1)"), ("ey", "triple(1)")):
+        if call in source:
+            return [{"slug": slug, "name": "value", "value": 1}]
+    return []
+
+
 class FakePool:
-    """Every cell runs "ok" with no output; `preload_errors` is what the workers report about the library."""
+    """Every cell runs "ok" and emits one value, the same for the solution and every student (a reference that
+    emits nothing would leave an exercise unverified); `preload_errors` is what the workers report about the
+    library."""
 
     preload_errors: list[str] = []
 
@@ -32,7 +42,8 @@ class FakePool:
     def run(self, jobs):
         for job in jobs:
             self.jobs.append(job)
-            yield job, RawResult("exited", {i: line(i) for i in range(len(job.cells))}, 0.1, 0, None, "",
+            yield job, RawResult("exited", {i: line(i, emits=_emits(src)) for i, src in enumerate(job.cells)},
+                                 0.1, 0, None, "",
                                  list(self.preload_errors))
 
     def close(self):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import fcntl
 import os
 import shutil
 import socket
@@ -46,8 +47,13 @@ class BuildError(RuntimeError):
 
 
 def vendor() -> None:
-    """`make vendor`: npm ci when needed, then copy the site's JavaScript into book/_vendor."""
-    run = subprocess.run(["make", "-s", "vendor"], cwd=ROOT, capture_output=True, text=True)
+    """`make vendor`: npm ci when needed, then copy the site's JavaScript into book/_vendor.
+
+    Under a lock: the two sites may build on two pytest-xdist workers at once, and two `npm ci` in one
+    folder break each other."""
+    with open(ROOT / "node_modules.lock", "a") as lock:  # beside node_modules/, gitignored
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        run = subprocess.run(["make", "-s", "vendor"], cwd=ROOT, capture_output=True, text=True)
     if run.returncode != 0:
         raise BuildError(f"make vendor failed (rc {run.returncode}):\n{run.stdout[-3000:]}\n{run.stderr[-3000:]}")
 
