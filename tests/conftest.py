@@ -25,7 +25,8 @@ def nothing_left_in_course_folders():
     assert not left, f"tests left files in {', '.join(GUARDED)}: {sorted(left)[:10]}"
 
 
-# `make test` runs the suite on two pytest-xdist workers with --dist loadgroup. Tests that share
+# For `make test PYTEST_WORKERS=2` (pytest-xdist, --dist loadgroup; off by default: with pytest 9.2 and
+# xdist 3.8 the groups were measured not to hold). Tests that share
 # a costly session resource, or a machine-wide one, are kept on one worker by a group:
 # - the grader's tests watch for sandbox processes left running and bind fixed ports, so two of
 #   them at once would see each other's; the class-hub tests create system users;
@@ -47,6 +48,7 @@ def _xdist_group(item) -> str | None:
     return f"{site}-site" if site else None
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the marks to group the items
 def pytest_collection_modifyitems(config, items):
     for item in items:
         group = _xdist_group(item)

@@ -239,7 +239,8 @@ def round_(klass):
     started = {}
     for user in (k.inst, s1, s2):
         r = k.sessions[user].post(f"{k.base}/hub/api/users/{user}/server", headers=k.hub_xsrf(user), timeout=60)
-        assert r.status_code in (201, 202), f"{user}: spawn {r.status_code} {r.text[:200]}"
+        assert r.status_code in (201, 202), f"{user}: spawn {r.status_code} {r.text[:200]}\n" + \
+            (k.prefix / "state" / "hub.log").read_text()[-3000:]
         started[user] = time.monotonic()
     waiting = set(started)
     deadline = time.monotonic() + 240
