@@ -111,6 +111,13 @@ def _submit(inbound, user, when: datetime, owner: str | None = None, text: str =
 NOW = datetime.now(UTC)
 
 
+@pytest.fixture(autouse=True)
+def _dated_now(monkeypatch):
+    """Each test dates its submissions from the moment it runs, not from import: collect refuses files
+    changed more than 5 minutes after their date, and much of a suite can run between the two."""
+    monkeypatch.setitem(globals(), "NOW", datetime.now(UTC))
+
+
 @needs_root
 def test_a_submission_as_another_user_is_refused_and_the_real_one_collected(course, exchange):
     _submit(exchange, "nobody", NOW - timedelta(minutes=1), text='{"real": 1}')
