@@ -28,10 +28,10 @@ from grader.course import Course
 from grader.htmlsafe import safe_notebook
 from grader.judge import Exercise, cell_states, judge, reference_values
 from grader.limits import NOTEBOOK_OUTPUT_BYTES, cap_outputs
+from grader.pools import DaskPool, Job, LocalPool
 from grader.record import RECORD, GradeRecord, load_record
 from grader.sandbox import Limits, RawResult, warn_missing
 from grader.sanitise import Sanitised, SanitiseError, sanitise, solution_notebook, source_cells
-from grader.workers import DaskPool, Job, LocalPool
 
 # Run statuses that are the grader's trouble (worker killed, full disk, sandbox error), never the learner's:
 # the job is retried once, then recorded with the error, flagged, and regraded by a plain rerun.

@@ -1,6 +1,6 @@
 """Run one submission's cells under limits and return what the cells claimed, nothing else.
 
-A `SandboxWorker` owns one warm worker process (`grader/worker.py`, torch imported once)
+A `SandboxWorker` owns one warm worker process (`grader/warm_worker.py`, torch imported once)
 started inside bubblewrap when it is available: its own PID, network, IPC and UTS
 namespaces, a filesystem made only of /usr, the virtual environment, the course library
 and one job folder, so the gradebook, solutions/, references and other submissions are
@@ -33,8 +33,8 @@ from grader import hostlimits
 from grader.limits import cap_outputs, parse_line, result_lines
 from torchcourse.contract import CELL_TIMEOUT_S, NOTEBOOK_BUDGET_S, split_regions
 
-WORKER = Path(__file__).with_name("worker.py")
-INSIDE_WORKER = "/opt/torchcourse-grader/worker.py"
+WORKER = Path(__file__).with_name("warm_worker.py")
+INSIDE_WORKER = "/opt/torchcourse-grader/warm_worker.py"
 RESULTS_CAP = 96 * 2**20   # bytes of results.jsonl the grader reads
 
 

@@ -1,7 +1,7 @@
 """The warm sandbox worker: import torch once, then fork one child per submission.
 
 This file runs *inside* the sandbox (bubblewrap when available) as
-``python -I worker.py``; it imports nothing from the grader package and holds no
+``python -I warm_worker.py``; it imports nothing from the grader package and holds no
 answers, tests or grades, because every child it forks sees its memory.
 
 Protocol (one JSON object per line): the grader writes ``{"id", "dir", "results", "uid", "gid",
