@@ -12,10 +12,9 @@ STAMP := $(VENV)/.installed
 LAB_PORT ?= 8888
 CHAPTERS := 01-tensors 02-autograd 03-parallel 04-hardware
 PYTEST_ARGS ?=
-# One process by default. PYTEST_WORKERS=2 spreads the suite over pytest-xdist workers, but measured here
-# (pytest 9.2.0, xdist 3.8.0) --dist loadgroup does not keep a group on one worker, even for a test
-# marked in its source, and the grader's and the sites' tests then collide (tests/conftest.py).
-PYTEST_WORKERS ?= 0
+# Two pytest-xdist workers; the tests that must not run beside each other share a group, which
+# --dist loadgroup keeps on one worker (tests/conftest.py). PYTEST_WORKERS=0 runs everything in one process.
+PYTEST_WORKERS ?= 2
 # pip's extra-index warnings about local mirrors are noise, not news.
 PIP := $(BIN)/pip --disable-pip-version-check -q
 # On Linux, PyPI's torch wheel brings the CUDA libraries (several GB). For PyTorch's CPU-only build
