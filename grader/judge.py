@@ -225,4 +225,6 @@ def judge(notebook: str, sub: Sanitised, raw: RawResult, refs: dict[str, list]) 
             ex.status, ex.score = "passed", max_points
         ex.score = min(max(ex.score, 0.0), max_points)
         result.append(ex)
+    if result and raw.notes:  # what the sandbox saw of the whole run (its temp space full, ...), said once
+        result[0].flags += [str(n) for n in raw.notes]
     return result

@@ -14,12 +14,13 @@ from collections.abc import Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 
-from grader.sandbox import Limits, RawResult, SandboxWorker
+from grader.sandbox import Limits, SandboxWorker
+from grader.wire import JobKey, RawResult, RunStatus
 
 
 @dataclass
 class Job:
-    key: tuple
+    key: JobKey
     cells: list[str]
     seed: int
     watch: list[int]
@@ -48,7 +49,7 @@ class LocalPool:
         try:
             return w.run(job.cells, job.seed, job.watch, job.files)
         except Exception as exc:  # the grader's own trouble (disk full, ...): this job fails, the batch goes on
-            return RawResult("worker_error", {}, error=f"{type(exc).__name__}: {exc}")
+            return RawResult(RunStatus.WORKER_ERROR, {}, error=f"{type(exc).__name__}: {exc}")
         finally:
             self.free.put(w)
 
@@ -117,7 +118,7 @@ class DaskPool:
             try:
                 raw = RawResult.from_dict(fut.result())
             except Exception as exc:  # a lost worker: the job failed, the batch goes on
-                raw = RawResult("worker_died", {}, error=f"{type(exc).__name__}: {exc}")
+                raw = RawResult(RunStatus.WORKER_DIED, {}, error=f"{type(exc).__name__}: {exc}")
             del fut  # a held future is recomputed if its worker dies later
             yield job, raw
 

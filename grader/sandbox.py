@@ -31,6 +31,7 @@ from pathlib import Path
 
 from grader import hostlimits
 from grader.limits import cap_outputs, parse_line, result_lines
+from grader.wire import CellResult, RawResult, RunStatus
 from torchcourse.contract import CELL_TIMEOUT_S, NOTEBOOK_BUDGET_S, split_regions
 
 WORKER = Path(__file__).with_name("warm_worker.py")
@@ -49,10 +50,11 @@ class Limits:
     mem_mb: int = 2048           # address space the child may add to what the warm worker holds
     nproc: int = 64              # processes and threads of the job's uid
     fsize_mb: int = 64           # largest file the child may write
+    tmp_mb: int = 256            # the job's folder, /tmp and /dev/shm together (a tmpfs: it counts as memory)
 
     def to_dict(self) -> dict:
         return dict(cell_timeout=self.cell_timeout, budget=self.budget, mem_mb=self.mem_mb,
-                    nproc=self.nproc, fsize_mb=self.fsize_mb)
+                    nproc=self.nproc, fsize_mb=self.fsize_mb, tmp_mb=self.tmp_mb)
 
 
 @dataclass
@@ -62,6 +64,7 @@ class Facilities:
     drop_uid: bool
     netns: bool
     cgroups: bool = False
+    job_ns: bool = False         # a fresh IPC namespace and a size-limited tmpfs per job
     missing: list[str] = field(default_factory=list)
 
     @property
@@ -104,6 +107,17 @@ def _bwrap_works(bwrap: str) -> bool:
     return done.returncode == 0
 
 
+def _job_namespaces_work() -> bool:
+    """Can a process here make the IPC and mount namespaces and the tmpfs each job gets (root, unshare)?"""
+    with tempfile.TemporaryDirectory(prefix="torchcourse-probe-") as d:
+        try:
+            done = subprocess.run(["unshare", "--ipc", "--mount", "--propagation", "private", "mount", "-t", "tmpfs",
+                                   "-o", "size=1m", "tmpfs", d], capture_output=True, timeout=10)
+        except (OSError, subprocess.TimeoutExpired):
+            return False
+    return done.returncode == 0
+
+
 def _userns_works() -> bool:
     try:
         done = subprocess.run(["unshare", "--user", "--net", "true"], capture_output=True, timeout=10)
@@ -141,11 +155,17 @@ def facilities() -> Facilities:
         missing.append("no writable cgroup memory and pids controllers (cgroup v2 delegated to this process, "
                        "or v1): a submission's processes are limited one by one (RLIMIT_AS, RLIMIT_NPROC), not "
                        "in total")
+    job_ns = root and _job_namespaces_work()
+    if not job_ns:
+        missing.append("no per-job IPC and mount namespaces (needs root and unshare): a job's shared memory, "
+                       "message queues, semaphores and temp files are removed after it by uid, not torn down "
+                       "with it, and its temp space is limited per file, not in total")
     if not (root and hostlimits.oom_adjust_works()):
         missing.append("the sandbox worker cannot be protected from the kernel's OOM killer (its OOM score "
                        "cannot be lowered without CAP_SYS_RESOURCE): a job that runs out of memory may cost "
                        "the worker, and the jobs after it a restart")
-    return Facilities(bwrap=bwrap, root=root, drop_uid=drop, netns=netns, cgroups=cgroups, missing=missing)
+    return Facilities(bwrap=bwrap, root=root, drop_uid=drop, netns=netns, cgroups=cgroups, job_ns=job_ns,
+                      missing=missing)
 
 
 def _cgroup_dir(controller: str) -> Path | None:
@@ -294,37 +314,17 @@ def _worker_env() -> dict[str, str]:
             "PYTHONDONTWRITEBYTECODE": "1", "MPLBACKEND": "Agg", "LANG": "C.UTF-8"}
 
 
-@dataclass
-class RawResult:
-    """What came back from one job: the worker's account and the cells' (untrusted) lines."""
-
-    status: str                     # exited, timeout, budget, worker_error, worker_died
-    cells: dict[int, dict]          # cell index -> parsed line (first valid one wins)
-    seconds: float = 0.0
-    code: int | None = None
-    signal: int | None = None
-    error: str = ""
-    # "module: error" for each module the worker could not preload (the worker's own report, made before
-    # any learner code ran); autograde shows them to the instructor.
-    preload_errors: list[str] = field(default_factory=list)
-
-    def to_dict(self) -> dict:
-        return {"status": self.status, "cells": {str(k): v for k, v in self.cells.items()}, "seconds": self.seconds,
-                "code": self.code, "signal": self.signal, "error": self.error,
-                "preload_errors": list(self.preload_errors)}
-
-    @classmethod
-    def from_dict(cls, d: dict) -> RawResult:
-        return cls(d["status"], {int(k): v for k, v in d["cells"].items()}, d["seconds"], d["code"], d["signal"],
-                   d["error"], list(d.get("preload_errors", [])))
-
-
 def _json_object(line: bytes | None) -> dict:
     try:
         obj = json.loads(line) if line else {}
     except ValueError:
         return {}
     return obj if type(obj) is dict else {}
+
+
+def _notes(notes) -> list[str]:
+    """The worker's notes on a job, bounded (the worker is trusted, but its reply is read like any line)."""
+    return [str(n)[:300] for n in notes[:10]] if type(notes) is list else []
 
 
 def preload_errors(ready: dict) -> list[str]:
@@ -335,26 +335,21 @@ def preload_errors(ready: dict) -> list[str]:
     return [f"{str(name)[:200]}: {str(why)[:500]}" for name, why in sorted(errors.items())]
 
 
-def parse_results(path: Path, n_cells: int) -> dict[int, dict]:
+def parse_results(path: Path, n_cells: int) -> dict[int, CellResult]:
     """Per-cell lines the worker wrote (status ok, error, output_limit, or unfinished: a cell that did not
     report but whose emitted values or tampering records arrived): size-capped, malformed lines dropped,
     first line per cell kept."""
-    cells: dict[int, dict] = {}
+    cells: dict[int, CellResult] = {}
     try:
         with open(path, "rb") as f:
             data = f.read(RESULTS_CAP)
     except OSError:
         return cells
     for raw in result_lines(data):  # grader.limits: bounded in count and bytes before parsing (issue 17)
-        line = parse_line(raw)
-        if type(line) is not dict or type(line.get("i")) is not int or not 0 <= line["i"] < n_cells:
-            continue
-        if type(line.get("outputs")) is not list or line.get("status") not in ("ok", "error", "output_limit",
-                                                                              "unfinished"):
-            continue
-        if line["i"] not in cells:
-            line["outputs"] = cap_outputs(line["outputs"])
-        cells.setdefault(line["i"], line)
+        cell = CellResult.parse(parse_line(raw), n_cells)
+        if cell is not None and cell.i not in cells:
+            cell.outputs = cap_outputs(cell.outputs)
+            cells[cell.i] = cell
     return cells
 
 
@@ -500,7 +495,8 @@ class SandboxWorker:
             inside = f"/jobs/{name}" if self.fac.bwrap else str(outside)
             spec = {"id": name, "dir": inside, "results": f"/jobs/{results.name}" if self.fac.bwrap else str(results),
                     "uid": self.uid, "gid": self.uid,
-                    "netns": (not self.fac.bwrap) and self.fac.root, **self.limits.to_dict()}
+                    "netns": (not self.fac.bwrap) and self.fac.root, "isolate": self.fac.job_ns,
+                    **self.limits.to_dict()}
             assert self.proc and self.proc.stdin
             try:
                 self.proc.stdin.write((json.dumps(spec) + "\n").encode())
@@ -511,9 +507,9 @@ class SandboxWorker:
                 return self._died(name)
             reply = json.loads(line)
             cells_done = parse_results(results, len(cells))
-            return RawResult(reply.get("status", "worker_error"), cells_done, reply.get("seconds", 0.0),
+            return RawResult(RunStatus.parse(reply.get("status")), cells_done, reply.get("seconds", 0.0),
                              reply.get("code"), reply.get("signal"), reply.get("error", ""),
-                             list(self.preload_errors))
+                             list(self.preload_errors), _notes(reply.get("notes")))
         finally:
             shutil.rmtree(outside, ignore_errors=True)
             results.unlink(missing_ok=True)
@@ -522,7 +518,7 @@ class SandboxWorker:
         cells = parse_results(self.jobs_root / f"{name}.results.jsonl", 10**6)
         tail = self.log_tail()
         self.close_process_only()
-        return RawResult("worker_died", cells, error="the sandbox worker stopped: " + tail[-500:],
+        return RawResult(RunStatus.WORKER_DIED, cells, error="the sandbox worker stopped: " + tail[-500:],
                          preload_errors=list(self.preload_errors))
 
     def close_process_only(self) -> None:

@@ -96,6 +96,9 @@ DISPLAY_CAP = 4_000_000       # bytes of one display bundle, serialised
 CELL_CAP = 16_000_000         # bytes of one cell's outputs, serialised
 SETUP_TIMEOUT = 60.0          # seconds a child may take to set itself up before its first cell
 CLONE_NEWNET = 0x40000000
+CLONE_NEWNS = 0x00020000
+CLONE_NEWIPC = 0x08000000
+MS_NOSUID, MS_NODEV, MS_BIND, MS_REC, MS_PRIVATE = 0x2, 0x4, 0x1000, 0x4000, 0x40000
 PR_SET_NO_NEW_PRIVS = 38
 PR_SET_PDEATHSIG = 1
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -462,6 +465,55 @@ def _limits(spec: dict) -> None:
         resource.setrlimit(resource.RLIMIT_NPROC, (int(spec["nproc"]), int(spec["nproc"])))
 
 
+def _mount(source: str, target: str, fstype: str | None, flags: int, options: str | None = None) -> None:
+    if _libc.mount(source.encode(), target.encode(), fstype.encode() if fstype else None, flags,
+                   options.encode() if options else None) != 0:
+        raise OSError(ctypes.get_errno(), f"mount {source} on {target} failed")
+
+
+def _fresh_job_space(jobdir: str, tmp_mb: int, uid: int | None, gid: int | None) -> None:
+    """Give this job an IPC namespace and a temp space of its own, both torn down with the job.
+
+    A new IPC namespace holds the job's SysV shared memory, message queues and semaphores and its POSIX
+    message queues; a new mount namespace holds one tmpfs of `tmp_mb` MB that backs the job's folder, /tmp
+    and /dev/shm together, so their total is bounded. When the job's last process exits, both namespaces
+    go and everything in them is freed: nothing is left for the next job to read, and no memory stays
+    charged to the warm worker. Runs as root, before the uid is dropped."""
+    if _libc.unshare(CLONE_NEWNS | CLONE_NEWIPC) != 0:
+        raise OSError(ctypes.get_errno(), "unshare(CLONE_NEWNS | CLONE_NEWIPC) failed")
+    _mount("none", "/", None, MS_REC | MS_PRIVATE)  # nothing mounted here reaches the worker
+    # The chapter's data files the grader put beside the cells (job.json is the worker's, raw.out the output's).
+    data = {}
+    for entry in os.scandir(jobdir):
+        if entry.name not in ("job.json", "raw.out") and entry.is_file(follow_symlinks=False):
+            with open(entry.path, "rb") as f:
+                data[entry.name] = f.read()
+    _mount("tmpfs", jobdir, "tmpfs", MS_NOSUID | MS_NODEV, f"size={tmp_mb}m,nr_inodes=65536,mode=0755")
+    parts = {}
+    for name, mode in (("work", 0o700), ("tmp", 0o1777), ("shm", 0o1777)):
+        path = os.path.join(jobdir, name)
+        os.mkdir(path)
+        os.chmod(path, mode)
+        parts[name] = os.open(path, os.O_PATH | os.O_DIRECTORY)
+    if uid is not None:
+        os.chown(os.path.join(jobdir, "work"), uid, gid)
+    for name, content in data.items():
+        fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644, dir_fd=parts["work"])
+        try:
+            os.write(fd, content)
+        finally:
+            os.close(fd)
+    # The job's folder is the tmpfs's work/; /tmp and /dev/shm its tmp/ and shm/ (the folder first: outside
+    # bubblewrap it may lie under /tmp). Binds go through /proc/self/fd, which still reaches a covered path.
+    _mount(f"/proc/self/fd/{parts['work']}", jobdir, None, MS_BIND)
+    if not jobdir.startswith("/tmp/"):
+        _mount(f"/proc/self/fd/{parts['tmp']}", "/tmp", None, MS_BIND)
+    if os.path.isdir("/dev/shm"):
+        _mount(f"/proc/self/fd/{parts['shm']}", "/dev/shm", None, MS_BIND)
+    for fd in parts.values():
+        os.close(fd)
+
+
 def _read_message(fd: int, buf: bytearray) -> dict | None:
     """One JSON line from the parent (None at end of file)."""
     while b"\n" not in buf:
@@ -508,6 +560,8 @@ def run_child(shell: GradeShell, spec: dict, cmd: int, res: int, snap: dict) -> 
     raw_path = os.path.join(jobdir, "raw.out")
     raw = os.open(raw_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     raw_reader = os.open(raw_path, os.O_RDONLY)
+    if spec.get("isolate"):  # opened above, raw.out stays outside the job's own temp space
+        _fresh_job_space(jobdir, int(spec["tmp_mb"]), spec.get("uid"), spec.get("gid"))
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.dup2(raw, 1)
@@ -672,6 +726,31 @@ def _descendants(pid: int) -> list[int]:
         except OSError:
             pass
     return found
+
+
+def _job_space(pid: int) -> int | None:
+    """A descriptor on the job's temp space, opened from outside once the child is set up and before any
+    learner code runs (its folder is then the child's working directory): it tells afterwards whether the
+    job filled the space, whatever the job did to its own view of it."""
+    try:
+        return os.open(f"/proc/{pid}/cwd", os.O_PATH | os.O_DIRECTORY)
+    except OSError:
+        return None
+
+
+def _space_notes(fd: int | None, tmp_mb: int) -> list[str]:
+    """What the worker saw of the job's temp space (closing the descriptor frees the space)."""
+    if fd is None:
+        return []
+    try:
+        st = os.fstatvfs(fd)
+    except OSError:
+        return []
+    finally:
+        os.close(fd)
+    if st.f_bavail * st.f_frsize < 2**20 or st.f_favail == 0:
+        return [f"the run's temp space ({tmp_mb} MB) was full: writes in it failed with 'No space left on device'"]
+    return []
 
 
 def _channel_holders(pid: int, pipes: set[str], child_fds: dict[int, str]) -> list[str]:
@@ -853,6 +932,7 @@ def run_job(shell: GradeShell, spec: dict, snap: dict) -> dict:
                 return "exited"
 
     state = wait(True, None)
+    space = _job_space(pid) if state == "ok" and spec.get("isolate") else None
     if state != "ok":
         status = state if state in ("timeout", "budget") else "exited"
     else:
@@ -892,9 +972,12 @@ def run_job(shell: GradeShell, spec: dict, snap: dict) -> dict:
     _kill_uid(spec.get("uid"), pid)
     _, wstatus = os.waitpid(pid, 0)
     _sweep(spec.get("uid"))
+    notes = _space_notes(space, int(spec.get("tmp_mb") or 0))
     for fd in (pidfd, res_r, cmd_w, results):
         os.close(fd)
     reply = {"id": spec["id"], "status": status, "seconds": round(time.monotonic() - start, 3)}
+    if notes:
+        reply["notes"] = notes
     if note:
         reply["error"] = note
     if os.WIFSIGNALED(wstatus):
