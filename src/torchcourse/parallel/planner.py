@@ -4,7 +4,8 @@ Used by ``chapters/03-parallel/02-splitting-the-work.ipynb`` (section 4, "The pa
 
 core: ``plan(params_b, batch, devices, strategy, link)`` → ``Plan`` (per-device memory by kind, bytes each
       device sends per step, timeline segments, the note's worker/site label, a sentence)
-renderer: ``draw_plan(plan)`` → matplotlib Figure (memory bars, bytes, timeline)
+renderer: ``PlanFigure().draw(plan)`` → matplotlib Figure (memory bars, bytes, timeline), redrawn in place;
+          ``draw_plan(plan)`` on a new figure
 wrapper: ``ParallelismPlanner()``
 static stand-in: ``static_planner()`` (four strategies for one model, side by side)
 
@@ -22,9 +23,11 @@ import math
 from dataclasses import dataclass
 
 import ipywidgets as widgets
+from matplotlib.collections import PolyCollection
 from matplotlib.figure import Figure
 
 from torchcourse.parallel.costs import GRAD_BYTES, LINKS, OPTIM_BYTES, PARAM_BYTES, ring_allreduce_bytes
+from torchcourse.parallel.redraw import Fixed, agg_figure, pin_label
 from torchcourse.widgets import Explorer, fits_canvas
 
 STRATEGIES = ["single device", "DataParallel", "DDP", "ZeRO-1", "ZeRO-2", "FSDP (ZeRO-3)", "pipeline", "tensor"]
@@ -33,6 +36,7 @@ TOKENS = 2048            # tokens per sample
 TFLOPS = 100.0           # assumed sustained bf16 throughput per device (an assumption, not a datasheet figure)
 KINDS = ("parameters", "gradients", "optimizer", "activations")
 COLOURS = {"parameters": "#4c72b0", "gradients": "#dd8452", "optimizer": "#55a868", "activations": "#c44e52"}
+TIME_COLOURS = {"compute": "#4c72b0", "communicate": "#c44e52"}
 
 
 @dataclass(frozen=True)
@@ -140,42 +144,108 @@ def plan(params_b: float, batch: int, devices: int, strategy: str, link: str = "
     return Plan(strategy, n, tuple(memory), tuple(sent), tuple(segs), analogy(n), msg)
 
 
-def _draw(plan_: Plan, axes) -> None:
-    ax_mem, ax_time = axes
-    n = plan_.devices
-    devices = list(range(n))
-    bottom = [0.0] * n
-    for kind in KINDS:  # one bar call per kind keeps the artist count (and the redraw time) low
-        heights = [plan_.memory[d][kind] / 1e9 for d in devices]
-        ax_mem.bar(devices, heights, bottom=bottom, color=COLOURS[kind], label=kind)
-        bottom = [b + h for b, h in zip(bottom, heights)]
-    ax_mem.set_xticks(devices, [f"{d}\n{plan_.sent[d] / 1e9:.3g} GB" for d in devices], fontsize=7)
-    ax_mem.set_xlabel("device, and GB it sends per step", fontsize=8)
-    ax_mem.set_ylabel("memory (GB, model)", fontsize=8)
-    ax_mem.set_title(f"{plan_.strategy}: memory per device", fontsize=9)
-    ax_mem.legend(fontsize=7, loc="upper right")
-    ax_mem.set_ylim(0, 1.7 * max(bottom))  # room for the legend above the tallest bar
-    for kind, colour, dy in (("compute", "#4c72b0", 0.0), ("communicate", "#c44e52", 0.4)):
-        segs = [s for s in plan_.segments if s.kind == kind]
-        if segs:
-            ax_time.barh([s.device + dy for s in segs], [max(1e-9, (s.end - s.start) * 1e3) for s in segs],
-                         left=[s.start * 1e3 for s in segs], height=0.35, align="edge", color=colour)
-    ax_time.set_yticks([d + 0.4 for d in devices], [f"dev {d}" for d in devices], fontsize=7)
-    ax_time.invert_yaxis()
-    ax_time.set_xlabel("time in one step (ms, model): blue compute, red communication", fontsize=8)
-    ax_time.set_title(plan_.analogy, fontsize=9)
-    for ax in (ax_mem, ax_time):  # few tick labels: text layout is most of a redraw's time
-        ax.locator_params(axis="x" if ax is ax_time else "y", nbins=4)
-        ax.tick_params(labelsize=7)
+def _rect(x0: float, y0: float, x1: float, y1: float) -> list[tuple[float, float]]:
+    return [(x0, y0), (x1, y0), (x1, y1), (x0, y1)]
+
+
+def sent_label(sent: tuple[float, ...]) -> str:
+    """The memory panel's x label: the GB each device sends per step, devices that send the same grouped."""
+    runs: list[list] = []  # [first device, last device, GB as shown]
+    for d, b in enumerate(sent):
+        gb = f"{b / 1e9:.3g}"
+        if runs and runs[-1][2] == gb:
+            runs[-1][1] = d
+        else:
+            runs.append([d, d, gb])
+    if len(sent) == 1:
+        return "device (one device sends nothing)"
+    if len(runs) == 1:
+        return f"device (each sends {runs[0][2]} GB per step)"
+    return "device; GB sent per step: " + ", ".join(
+        f"{gb} ({a})" if a == b else f"{gb} ({a}-{b})" for a, b, gb in runs)
+
+
+def _device_ticks(n: int) -> list[int]:
+    # Every device up to 8; beyond that every fifth (a tick label is a text to lay out at every redraw).
+    return list(range(n)) if n <= 8 else list(range(0, n, 5))
+
+
+class PlanFigure:
+    """The planner's two panels (memory bars and a step's timeline), built once and redrawn in place.
+
+    The wrapper keeps one PlanFigure and each redraw only replaces the bars' rectangles (one collection per
+    panel, not a patch per bar) and rewrites the texts that depend on the plan; the labels and key that
+    never change are drawn once (see ``torchcourse.parallel.redraw``). With ``axes`` (a pair) it draws on a
+    stand-in's panels instead of a figure of its own.
+    """
+
+    def __init__(self, axes=None) -> None:
+        self.own = axes is None
+        if self.own:
+            self.figure = agg_figure((9, 3.2))
+            axes = self.figure.subplots(1, 2, gridspec_kw={"width_ratios": [1, 1.4]})
+            fits_canvas(self.figure, left=0.07, right=0.98, bottom=0.2, top=0.85, wspace=0.25)
+            self.suptitle = self.figure.suptitle("", fontsize=9, color="#a00")
+        else:
+            self.figure = axes[0].figure
+        self.ax_mem, self.ax_time = axes
+        self.headroom = 1.7 if self.own else 2.2  # a stand-in's panels are lower: the key takes more of them
+        self.memory = self.ax_mem.add_collection(PolyCollection([], edgecolors="none"), autolim=False)
+        self.timeline = self.ax_time.add_collection(PolyCollection([], edgecolors="none"), autolim=False)
+        # Labels at fixed distances (points) from their axes, with room for the widest tick labels.
+        fixed = Fixed(self.figure)
+        fixed.key(self.ax_mem, [(k, COLOURS[k]) for k in KINDS])
+        fixed.ylabel(self.ax_mem, "memory (GB, model)", 27.0, fontsize=8)
+        fixed.xlabel(self.ax_time, "time in one step (ms, model): blue compute, red communication", 18.0, fontsize=8)
+        fixed.ylabel(self.ax_time, "device", 15.5, fontsize=8)
+        pin_label(self.ax_mem.xaxis, 14.5)  # the bytes sent: it changes with the plan
+        self.ax_mem.locator_params(axis="y", nbins=3)
+        self.ax_time.locator_params(axis="x", nbins=4)
+        for ax in axes:
+            ax.tick_params(labelsize=7)
+        # Device axes need no tick marks: the bars and rows are the marks.
+        self.ax_mem.tick_params(axis="x", length=0)
+        self.ax_time.tick_params(axis="y", length=0)
+
+    def draw(self, plan_: Plan) -> Figure:
+        n = plan_.devices
+        tops, rects, colours = [], [], []
+        for d in range(n):
+            bottom = 0.0
+            for kind in KINDS:
+                height = plan_.memory[d][kind] / 1e9
+                rects.append(_rect(d - 0.4, bottom, d + 0.4, bottom + height))
+                colours.append(COLOURS[kind])
+                bottom += height
+            tops.append(bottom)
+        self.memory.set_verts(rects)
+        self.memory.set_facecolor(colours)
+        ticks = _device_ticks(n)
+        self.ax_mem.set_xticks(ticks, [str(d) for d in ticks])
+        self.ax_mem.set_xlim(-0.6, n - 0.4)
+        self.ax_mem.set_ylim(0, self.headroom * max(tops))  # room for the key above the tallest bar
+        self.ax_mem.set_xlabel(sent_label(plan_.sent), fontsize=8 if n <= 8 else 7)
+        self.ax_mem.set_title(f"{plan_.strategy}: memory per device", fontsize=9, y=1.0)  # y: not re-placed
+        # Compute on a device's upper row, communication on its lower one (the y axis runs downwards).
+        rects, colours = [], []
+        for s in plan_.segments:
+            row = s.device + (0.0 if s.kind == "compute" else 0.4)
+            rects.append(_rect(s.start * 1e3, row, s.end * 1e3, row + 0.35))
+            colours.append(TIME_COLOURS[s.kind])
+        self.timeline.set_verts(rects)
+        self.timeline.set_facecolor(colours)
+        self.ax_time.set_yticks([d + 0.375 for d in ticks], [str(d) for d in ticks])
+        self.ax_time.set_xlim(0, 1.05 * max(s.end for s in plan_.segments) * 1e3)
+        self.ax_time.set_ylim(n - 0.1, -0.15)
+        self.ax_time.set_title(plan_.analogy, fontsize=9, y=1.0)
+        if self.own:
+            self.suptitle.set_text(plan_.message)
+        return self.figure
 
 
 def draw_plan(plan_: Plan) -> Figure:
-    fig = Figure(figsize=(9, 3.2))
-    axes = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1, 1.4]})
-    _draw(plan_, axes)
-    if plan_.message:
-        fig.suptitle(plan_.message, fontsize=9, color="#a00")
-    return fits_canvas(fig, left=0.07, right=0.98, bottom=0.2, top=0.85, wspace=0.25)
+    """One plan on a figure of its own."""
+    return PlanFigure().draw(plan_)
 
 
 class ParallelismPlanner(Explorer):
@@ -189,7 +259,8 @@ class ParallelismPlanner(Explorer):
             "strategy": widgets.Dropdown(options=STRATEGIES, value=strategy, description="strategy"),
             "link": widgets.Dropdown(options=[lk.name for lk in LINKS], value=link, description="link"),
         }
-        super().__init__(controls, plan, draw_plan, title="Parallelism planner (a model; see the docstring)")
+        # One figure for the widget's life, redrawn in place at each change (see PlanFigure).
+        super().__init__(controls, plan, PlanFigure().draw, title="Parallelism planner (a model; see the docstring)")
 
     def frame_space(self) -> list[dict]:
         # Every strategy on 1 to 16 devices; model size, batch and link each varied for DDP and FSDP.
@@ -204,6 +275,6 @@ def static_planner() -> Figure:
     fig = Figure(figsize=(14, 9))
     grid = fig.subplots(4, 2, gridspec_kw={"width_ratios": [1, 1.4]})
     for row, strategy in zip(grid, ["DataParallel", "DDP", "FSDP (ZeRO-3)", "tensor"]):
-        _draw(plan(7.0, 16, 4, strategy), row)
+        PlanFigure(row).draw(plan(7.0, 16, 4, strategy))
     fig.subplots_adjust(left=0.06, right=0.98, bottom=0.06, top=0.96, hspace=0.7, wspace=0.2)
     return fig

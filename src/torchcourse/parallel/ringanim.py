@@ -4,7 +4,7 @@ Used by ``chapters/03-parallel/03-ddp-for-real.ipynb`` (section 3, "The ring all
 
 core: ``ring_frame(ranks, step, numel)`` → ``RingFrame`` (how many ranks' contributions each chunk of each
       rank holds after ``step`` steps, this step's messages, bytes sent per link so far, a sentence)
-renderer: ``draw_ring(frame)`` → matplotlib Figure
+renderer: ``RingFigure().draw(frame)`` → matplotlib Figure, redrawn in place; ``draw_ring(frame)`` on a new one
 wrapper: ``RingAnimator()`` (ranks and step sliders)
 static stand-in: ``static_ring()`` (every step of a 3-rank ring)
 
@@ -19,8 +19,9 @@ import ipywidgets as widgets
 import numpy as np
 from matplotlib.figure import Figure
 
+from torchcourse.parallel.redraw import Fixed, agg_figure
 from torchcourse.parallel.ring import chunk_bounds, schedule
-from torchcourse.widgets import Explorer, figure_and_axes, fits_canvas
+from torchcourse.widgets import Explorer, fits_canvas
 
 
 @dataclass(frozen=True)
@@ -69,25 +70,58 @@ def ring_frame(ranks: int = 4, step: int = 0, numel: int = 1024, itemsize: int =
     return RingFrame(n, step, phase, counts, msgs, tuple(link), text)
 
 
+NUMBERED = 4       # up to this many ranks the cells carry their counts; beyond, the shade says the same
+EXPLAINED = "shade = ranks summed; red triangle sends, circle receives"
+
+
+class RingFigure:
+    """The animator's axes, built once and redrawn in place: each redraw sets the image, the cells' counts,
+    the markers and the ticks from the frame; the axis names (and, on a figure of its own, what shade and
+    markers mean) never change and are drawn once (see ``torchcourse.parallel.redraw``). With ``ax`` it
+    draws on a stand-in's panel."""
+
+    def __init__(self, ax=None) -> None:
+        self.own = ax is None
+        if self.own:
+            self.figure = agg_figure((5.5, 3.0))
+            ax = self.figure.add_subplot()
+            fits_canvas(self.figure, left=0.1, right=0.97, bottom=0.18, top=0.9)
+        self.figure, self.ax = ax.figure, ax
+        self.image = ax.imshow(np.zeros((2, 2)), cmap="Blues", vmin=0, vmax=1.15, aspect="auto")
+        self.counts = [ax.text(0, 0, "", ha="center", va="center", fontsize=8) for _ in range(NUMBERED ** 2)]
+        self.sends = ax.scatter([], [], marker="^", color="#c44e52", s=30, label="sends")
+        self.receives = ax.scatter([], [], marker="o", facecolors="none", edgecolors="#c44e52", s=30, label="receives")
+        ax.tick_params(labelsize=7)
+        fixed = Fixed(self.figure)
+        fixed.xlabel(ax, f"chunk  ({EXPLAINED})" if self.own else "chunk", 18.0, fontsize=8)
+        fixed.ylabel(ax, "rank", 15.0, fontsize=8)
+
+    def draw(self, frame: RingFrame) -> Figure:
+        n = frame.ranks
+        self.image.set_data(np.array(frame.counts, dtype=float) / n)
+        self.image.set_extent((-0.5, n - 0.5, n - 0.5, -0.5))
+        self.ax.set_xlim(-0.5, n - 0.5)
+        self.ax.set_ylim(n - 0.5, -0.5)
+        cells = [(r, c, k) for r, row in enumerate(frame.counts) for c, k in enumerate(row)] if n <= NUMBERED else []
+        for text, cell in zip(self.counts, cells + [None] * (len(self.counts) - len(cells))):
+            text.set_visible(cell is not None)
+            if cell is not None:
+                r, c, k = cell
+                text.set_position((c, r))
+                text.set_text(f"{k}/{n}")
+                text.set_color("white" if k == n else "black")
+        msgs = frame.messages
+        self.sends.set_offsets(np.array([(c + 0.3, s) for s, _, c in msgs], dtype=float).reshape(-1, 2))
+        self.receives.set_offsets(np.array([(c + 0.3, d) for _, d, c in msgs], dtype=float).reshape(-1, 2))
+        self.ax.set_xticks(range(n), [str(c) for c in range(n)])
+        self.ax.set_yticks(range(n), [str(r) for r in range(n)])
+        self.ax.set_title(f"{frame.phase}, step {frame.step} of {2 * (n - 1)}", fontsize=9, y=1.0)
+        return self.figure
+
+
 def draw_ring(frame: RingFrame, ax=None) -> Figure:
-    own = ax is None
-    fig, ax = figure_and_axes(ax, figsize=(5.5, 3.0))
-    n = frame.ranks
-    ax.imshow(np.array(frame.counts, dtype=float) / n, cmap="Blues", vmin=0, vmax=1.15, aspect="auto")
-    if n <= 4:  # the numbers fit; beyond that the shade says the same
-        for r, row in enumerate(frame.counts):
-            for c, k in enumerate(row):
-                ax.text(c, r, f"{k}/{n}", ha="center", va="center", fontsize=8, color="white" if k == n else "black")
-    if frame.messages:
-        ax.scatter([c + 0.3 for _, _, c in frame.messages], [s for s, _, _ in frame.messages], marker="^",
-                   color="#c44e52", s=30, label="sends")
-        ax.scatter([c + 0.3 for _, _, c in frame.messages], [d for _, d, _ in frame.messages], marker="o",
-                   facecolors="none", edgecolors="#c44e52", s=30, label="receives")
-    ax.set_xticks(range(n), [f"chunk {c}" for c in range(n)], fontsize=7)
-    ax.set_yticks(range(n), [f"rank {r}" for r in range(n)], fontsize=7)
-    ax.set_title(f"{frame.phase}, step {frame.step} of {2 * (n - 1)}: shade = ranks summed; "
-                 "red triangle sends, circle receives", fontsize=8)
-    return fits_canvas(fig, left=0.13, right=0.96, bottom=0.1, top=0.88) if own else fig
+    """One frame on a figure of its own, or on ``ax``."""
+    return RingFigure(ax).draw(frame)
 
 
 class RingAnimator(Explorer):
@@ -96,7 +130,8 @@ class RingAnimator(Explorer):
             "ranks": widgets.IntSlider(value=ranks, min=2, max=8, description="ranks"),
             "step": widgets.IntSlider(value=step, min=0, max=14, description="step"),
         }
-        super().__init__(controls, lambda ranks, step: ring_frame(ranks, step), draw_ring,
+        # One figure for the widget's life, redrawn in place at each change (see RingFigure).
+        super().__init__(controls, lambda ranks, step: ring_frame(ranks, step), RingFigure().draw,
                          title="Ring all-reduce, step by step")
 
     def frame_space(self) -> list[dict]:

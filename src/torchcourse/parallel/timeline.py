@@ -4,7 +4,7 @@ Used by ``chapters/03-parallel/03-ddp-for-real.ipynb`` (section 5, "The DDP time
 
 core: ``timeline(buckets, devices)`` → ``Timeline`` (segments for DDP on one rank and for DataParallel, the
       step times, a sentence)
-renderer: ``draw_timeline(tl)`` → matplotlib Figure
+renderer: ``TimelineFigure().draw(tl)`` → matplotlib Figure, redrawn in place; ``draw_timeline(tl)`` on a new one
 wrapper: ``DDPTimeline()``
 static stand-in: ``static_timeline()`` (one bucket versus four)
 
@@ -19,9 +19,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import ipywidgets as widgets
+from matplotlib.collections import PolyCollection
 from matplotlib.figure import Figure
+from matplotlib.transforms import ScaledTranslation
 
-from torchcourse.widgets import Explorer, figure_and_axes, fits_canvas
+from torchcourse.parallel.redraw import Fixed, agg_figure
+from torchcourse.widgets import Explorer, fits_canvas
 
 FORWARD, BACKWARD = 1.0, 2.0
 COLOURS = {"forward": "#4c72b0", "backward": "#55a868", "all-reduce": "#c44e52", "replicate": "#dd8452",
@@ -75,20 +78,46 @@ def timeline(buckets: int = 4, devices: int = 4, comm: float = 1.2) -> Timeline:
 ROWS = ["DDP compute", "DDP all-reduce", "DP device 0"]
 
 
+class TimelineFigure:
+    """The timeline's axes, built once and redrawn in place: each redraw replaces the bars (one collection)
+    and rewrites the title and time ticks; the row names, the time label and the key of colours never change
+    and are drawn once (see ``torchcourse.parallel.redraw``). With ``ax`` it draws on a stand-in's panel."""
+
+    def __init__(self, ax=None) -> None:
+        self.own = ax is None
+        if self.own:
+            self.figure = agg_figure((7.0, 2.6))
+            ax = self.figure.add_subplot()
+            fits_canvas(self.figure, left=0.17, right=0.78, bottom=0.19, top=0.87)
+        self.figure, self.ax = ax.figure, ax
+        self.bars = ax.add_collection(PolyCollection([], edgecolors="white"), autolim=False)
+        ax.set_ylim(len(ROWS) - 0.5, -0.5)  # first row on top
+        ax.set_yticks([])
+        ax.tick_params(axis="x", labelsize=8)
+        fixed = Fixed(self.figure)
+        left_of_axes = ax.get_yaxis_transform() + ScaledTranslation(-3.5 / 72, 0, self.figure.dpi_scale_trans)
+        for r, row in enumerate(ROWS):  # where the y tick labels would be, 3.5 points left of the axes
+            fixed.text(0.0, r, row, left_of_axes, ha="right", va="center", fontsize=8)
+        fixed.xlabel(ax, "time (units of one forward pass; a model)", 19.0, fontsize=8)
+        fixed.key(ax, list(COLOURS.items()), outside=True)
+
+    def draw(self, tl: Timeline) -> Figure:
+        rects, colours = [], []
+        for b in tl.bars:
+            y = ROWS.index(b.row)
+            rects.append([(b.start, y - 0.4), (b.end, y - 0.4), (b.end, y + 0.4), (b.start, y + 0.4)])
+            colours.append(COLOURS[b.kind])
+        self.bars.set_verts(rects)
+        self.bars.set_facecolor(colours)
+        self.ax.set_xlim(0, 1.05 * max(b.end for b in tl.bars))
+        self.ax.set_title(f"{tl.buckets} bucket(s): DDP step {tl.ddp_step:.2f}, DataParallel step {tl.dp_step:.2f}",
+                          fontsize=9, y=1.0)  # y given: matplotlib does not re-place it at every draw
+        return self.figure
+
+
 def draw_timeline(tl: Timeline, ax=None) -> Figure:
-    own = ax is None
-    fig, ax = figure_and_axes(ax, figsize=(7.0, 2.6))
-    for kind, colour in COLOURS.items():  # one call per kind: few artists, quick redraws
-        bars = [b for b in tl.bars if b.kind == kind]
-        if bars:
-            ax.barh([ROWS.index(b.row) for b in bars], [b.end - b.start for b in bars],
-                    left=[b.start for b in bars], color=colour, edgecolor="white", label=kind)
-    ax.set_yticks(range(len(ROWS)), ROWS, fontsize=8)
-    ax.invert_yaxis()
-    ax.set_xlabel("time (units of one forward pass; a model)", fontsize=8)
-    ax.set_title(f"{tl.buckets} bucket(s): DDP step {tl.ddp_step:.2f}, DataParallel step {tl.dp_step:.2f}", fontsize=9)
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    return fits_canvas(fig, left=0.17, right=0.78, bottom=0.19, top=0.87) if own else fig
+    """One timeline on a figure of its own, or on ``ax``."""
+    return TimelineFigure(ax).draw(tl)
 
 
 class DDPTimeline(Explorer):
@@ -97,7 +126,8 @@ class DDPTimeline(Explorer):
             "buckets": widgets.IntSlider(value=buckets, min=1, max=8, description="buckets"),
             "devices": widgets.IntSlider(value=devices, min=2, max=8, description="devices"),
         }
-        super().__init__(controls, timeline, draw_timeline, title="DDP timeline beside DataParallel")
+        # One figure for the widget's life, redrawn in place at each change (see TimelineFigure).
+        super().__init__(controls, timeline, TimelineFigure().draw, title="DDP timeline beside DataParallel")
 
     def frame_space(self) -> dict:
         # Every bucket count on 2, 3, 4, 6 and 8 devices.

@@ -45,3 +45,73 @@ def test_timeline_buckets_hide_communication():
     w.controls["buckets"].value = 1
     assert w.state.buckets == 1
     assert len(static_timeline().axes) == 2
+
+
+# ------------------------------------------------------------------------------------ redrawn in place
+# Each wrapper keeps one figure and redraws it in place; every state, reached after others, must look
+# exactly as it does on a fresh figure. The states change what a stale artist would show: device counts
+# (bars, rows, ticks), a message appearing and going, cell counts shown then hidden, markers or none.
+
+def _moved_through(widget, moves):
+    from torchcourse.widgets import figure_png
+
+    for name, value in moves:
+        widget.controls[name].value = value
+        yield figure_png(widget.figure), widget.state
+
+
+def test_planner_redrawn_in_place_matches_fresh_figures():
+    from torchcourse.widgets import figure_png
+
+    w = ParallelismPlanner()
+    moves = [("devices", 16), ("strategy", "DataParallel"), ("batch", 2), ("devices", 1), ("strategy", "pipeline")]
+    for png, state in _moved_through(w, moves):
+        assert png == figure_png(draw_plan(state)), f"{state.strategy} on {state.devices} devices"
+
+
+def test_timeline_redrawn_in_place_matches_fresh_figures():
+    from torchcourse.widgets import figure_png
+
+    w = DDPTimeline()
+    for png, state in _moved_through(w, [("buckets", 1), ("devices", 8), ("buckets", 8), ("devices", 2)]):
+        assert png == figure_png(draw_timeline(state)), f"{state.buckets} buckets, {state.devices} devices"
+
+
+def test_ring_redrawn_in_place_matches_fresh_figures():
+    from torchcourse.parallel.ringanim import RingAnimator, draw_ring
+    from torchcourse.widgets import figure_png
+
+    w = RingAnimator()
+    for png, state in _moved_through(w, [("ranks", 8), ("step", 9), ("ranks", 2), ("ranks", 3)]):
+        assert png == figure_png(draw_ring(state)), f"{state.ranks} ranks, step {state.step}"
+
+
+def test_fixed_layer_pastes_what_drawing_draws():
+    """Texts and a key drawn once and pasted give the pixels that drawing them at each draw gives."""
+    import io
+
+    import numpy as np
+    from matplotlib.figure import Figure
+    from PIL import Image
+
+    from torchcourse.parallel.redraw import Fixed, agg_figure
+    from torchcourse.widgets import figure_png
+
+    def picture(fixed_layer: bool) -> np.ndarray:
+        fig = agg_figure((4, 2.5)) if fixed_layer else Figure(figsize=(4, 2.5))
+        ax = fig.add_subplot()
+        ax.plot([0, 1], [0, 1])
+        target = Fixed(fig) if fixed_layer else None
+        if target is None:  # the same artists, drawn directly every time
+            target = Fixed(fig)
+            target.draw = lambda renderer: [a.draw(renderer) for a in target.children]
+        target.xlabel(ax, "time (a model)", 18.0, fontsize=8)
+        target.ylabel(ax, "rank", 15.0, fontsize=8)
+        target.key(ax, [("forward", "#4c72b0"), ("backward", "#55a868")])
+        figure_png(fig)  # the first draw builds the pasted image; compare a later one
+        return np.asarray(Image.open(io.BytesIO(figure_png(fig))).convert("RGBA")).astype(int)
+
+    pasted, drawn = picture(True), picture(False)
+    assert pasted.shape == drawn.shape
+    assert np.abs(pasted - drawn).max() <= 2
+    assert (drawn[..., :3] < 128).any(axis=2).sum() > 200  # the texts are there to compare
