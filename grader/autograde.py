@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import secrets
 import stat
 import sys
@@ -114,31 +115,38 @@ def read_timestamp(folder: Path) -> tuple[datetime | None, str | None]:
         return None, f"timestamp.txt holds {text[:60]!r}, not a time ({why}); the submission time is unknown"
 
 
+JSON_MIME = re.compile(r"^application/(.*\+)?json$")  # nbformat's schema: only these keys may hold JSON
+
+
 def _clean_output(out: dict) -> dict | None:
-    """An nbformat output built from an untrusted claim, or None when it is not a valid one."""
+    """An nbformat output built from an untrusted claim, or None when it is not a valid one. Built in the
+    shape nbformat's schema requires (checked once for the whole notebook, by `executed_notebook`):
+    `nbformat.v4.new_output` validates each output on its own, which cost more than the judge."""
     kind = out.get("output_type") if type(out) is dict else None
+    node = nbformat.NotebookNode
     try:
         if kind == "stream" and out.get("name") in ("stdout", "stderr") and type(out.get("text")) is str:
-            return nbformat.v4.new_output("stream", name=out["name"], text=out["text"])
+            return node(output_type="stream", name=out["name"], text=out["text"])
         if kind in ("display_data", "execute_result") and type(out.get("data")) is dict:
-            data = {}
+            data = node()
             for k, v in out["data"].items():
                 if type(k) is not str:
                     continue
-                if k.endswith("json"):
-                    data[k] = json.loads(json.dumps(v))
+                if JSON_MIME.match(k):
+                    data[k] = nbformat.from_dict(json.loads(json.dumps(v)))
                 elif type(v) is str and k.startswith(KEEP_MIME_TEXT):
                     data[k] = v
             if kind == "execute_result":
                 count = out.get("execution_count")
-                return nbformat.v4.new_output(kind, data=data, execution_count=count if type(count) is int else None)
-            return nbformat.v4.new_output(kind, data=data)
+                return node(output_type=kind, data=data, metadata=node(),
+                            execution_count=count if type(count) is int else None)
+            return node(output_type=kind, data=data, metadata=node())
         if kind == "error":
             tb = out.get("traceback")
-            return nbformat.v4.new_output("error", ename=str(out.get("ename", ""))[:200],
-                                          evalue=str(out.get("evalue", ""))[:100_000],
-                                          traceback=[str(t) for t in tb][:200] if type(tb) is list else [])
-    except (TypeError, ValueError):
+            return node(output_type="error", ename=str(out.get("ename", ""))[:200],
+                        evalue=str(out.get("evalue", ""))[:100_000],
+                        traceback=[str(t) for t in tb][:200] if type(tb) is list else [])
+    except (TypeError, ValueError, RecursionError):
         return None
     return None
 
@@ -315,6 +323,7 @@ def autograde(course: Course, chapter: str, workers: int | None = None, schedule
             maybe_finish(job.key[0])
     finally:
         pool.close()
+        gradebook.close()
     for s in todo:
         if s not in records and s not in outcome.not_recorded:  # cannot happen; say so if it does
             outcome.not_recorded[s] = "no result came back from the sandbox for it"
@@ -365,7 +374,9 @@ def _finish(course: Course, chapter: str, student: str, notebooks: list[str], p:
             flags.append(f"{nb}.ipynb: the run ended with {raw.status}"
                          + (f", signal {raw.signal}" if raw.signal else "")
                          + (f", exit code {raw.code}" if raw.code else ""))
-        nbformat.write(executed_notebook(sub, raw), str(out / f"{nb}.ipynb"))
+        # executed_notebook validated it already; nbformat.write would validate it again
+        (out / f"{nb}.ipynb").write_text(nbformat.v4.nbjson.writes(executed_notebook(sub, raw)) + "\n",
+                                        encoding="utf-8")
     expected = {f"{nb}.ipynb" for nb in notebooks}
     try:
         extras = sorted(e.name for e in folder.iterdir() if e.name not in expected and e.name != "timestamp.txt")

@@ -65,29 +65,71 @@ def _changed_since_saved(course: Course, chapter: str) -> bool:
     return json.loads(stamp.read_text()).get(chapter) != _source_stamp(course, chapter)
 
 
-def write_grades(course: Course, chapter: str, student: str, timestamp: datetime | None,
-                 exercises: list[Exercise]) -> None:
-    """Record one student's autograde scores; manual scores an instructor gave are kept."""
+_OPEN: dict[str, object] = {}  # db url -> nbgrader Gradebook, open for a whole batch (see close())
+
+
+def _gradebook(course: Course):
+    """One open nbgrader Gradebook per course for the batch: opening one (engine, schema check) costs more
+    than writing a student's grades."""
     from nbgrader.api import Gradebook
 
+    gb = _OPEN.get(course.db_url)
+    if gb is None:
+        gb = _OPEN[course.db_url] = Gradebook(course.db_url, "torchcourse")
+    return gb
+
+
+def close() -> None:
+    """Close the gradebooks `write_grades` opened (autograde calls this at the end of a batch)."""
+    while _OPEN:
+        _, gb = _OPEN.popitem()
+        try:
+            gb.close()
+        except Exception:
+            pass
+
+
+def write_grades(course: Course, chapter: str, student: str, timestamp: datetime | None,
+                 exercises: list[Exercise]) -> None:
+    """Record one student's autograde scores, in one transaction; manual scores an instructor gave are kept.
+
+    nbgrader's own API creates the student and the submission (with a row for every cell) the first time;
+    the scores are then set on the submission's grade rows found in one query, instead of nbgrader's lazy
+    loads of each grade's cell and notebook (about 50 statements a student)."""
+    from nbgrader.api import Grade, GradeCell, MissingEntry, Notebook, SubmittedNotebook
+    from nbgrader.utils import parse_utc
+
     by_cell = {(e.notebook, e.grade_id): e for e in exercises}
-    with warnings.catch_warnings(), Gradebook(course.db_url, "torchcourse") as gb:
-        warnings.simplefilter("ignore")  # SQLAlchemy's autoflush notes from inside nbgrader's own API
-        gb.update_or_create_student(student)
-        if timestamp is not None:
-            gb.update_or_create_submission(chapter, student, timestamp=timestamp)
-        else:
-            gb.update_or_create_submission(chapter, student)
-        sub = gb.find_submission(chapter, student)
-        for nb in sub.notebooks:
-            for grade in nb.grades:
-                ex = by_cell.get((nb.name, grade.name))
+    gb = _gradebook(course)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # SQLAlchemy's autoflush notes from inside nbgrader's own API
+            try:
+                gb.find_student(student)
+            except MissingEntry:
+                gb.add_student(student)
+            try:
+                sub = gb.find_submission(chapter, student)
+                if timestamp is not None:
+                    sub.timestamp = parse_utc(timestamp)
+            except MissingEntry:
+                sub = gb.add_submission(chapter, student, **({"timestamp": timestamp} if timestamp else {}))
+            rows = (gb.db.query(Grade, Notebook.name, GradeCell.name, GradeCell.max_score)
+                    .join(GradeCell, Grade.cell_id == GradeCell.id)
+                    .join(SubmittedNotebook, Grade.notebook_id == SubmittedNotebook.id)
+                    .join(Notebook, SubmittedNotebook.notebook_id == Notebook.id)
+                    .filter(SubmittedNotebook.assignment_id == sub.id).all())
+            for grade, notebook, name, max_score in rows:
+                ex = by_cell.get((notebook, name))
                 if ex is None:  # a manually graded answer: the instructor's to score
                     grade.needs_manual_grade = grade.manual_score is None and grade.auto_score is None
                     continue
-                grade.auto_score = min(max(float(ex.score), 0.0), float(grade.max_score))
+                grade.auto_score = min(max(float(ex.score), 0.0), float(max_score))
                 grade.needs_manual_grade = grade.manual_score is not None
-        gb.db.commit()
+            gb.db.commit()
+    except BaseException:
+        gb.db.rollback()  # the open gradebook stays usable for the next student
+        raise
 
 
 def copy_timestamp(src: Path, dest: Path) -> None:
