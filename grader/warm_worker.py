@@ -579,21 +579,22 @@ def _seed_everything(seed: int) -> None:
         torchcourse.grading.set_seed(seed, secret=True)
 
 
-def run_child(shell: GradeShell, spec: dict, cmd: int, res: int, snap: dict) -> None:
-    """Set up the sandboxed process, then run the cells the parent sends one at a time; never returns.
-
-    The parent sends ``{"seed", "nonce"}``, then for each cell ``{"i", "nonce", "source", "hidden"}``
-    (``hidden`` true for a checks cell: once its visible part has run, the child asks for the hidden block
-    and gets ``{"hidden": source}``), then ``{"end": true}``. Every line back carries the nonce of the cell
-    it belongs to; ``shown`` in a cell's result counts the outputs made before any hidden code arrived."""
+def _new_session(spec: dict) -> None:
+    """A session of its own (the parent kills its group), signals as a cell expects, and outside
+    bubblewrap a network namespace of its own when the OS allows."""
     os.setsid()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # an interrupt is for a cell, never for this set-up
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
-    jobdir = spec["dir"]
-    if spec.get("netns"):  # outside bubblewrap: a network namespace of our own, when the OS allows
+    if spec.get("netns"):
         if _libc.unshare(CLONE_NEWNET) != 0:
             raise OSError(ctypes.get_errno(), "unshare(CLONE_NEWNET) failed")
+
+
+def _capture_output(spec: dict, keep: set[int]) -> int:
+    """Send fds 1 and 2 (C and subprocess output) to raw.out, give the job its own IPC and temp space, close
+    every inherited descriptor but `keep`; the descriptor the child reads raw.out back with."""
+    jobdir = spec["dir"]
     raw_path = os.path.join(jobdir, "raw.out")
     raw = os.open(raw_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     raw_reader = os.open(raw_path, os.O_RDONLY)
@@ -603,7 +604,7 @@ def run_child(shell: GradeShell, spec: dict, cmd: int, res: int, snap: dict) -> 
     os.dup2(devnull, 0)
     os.dup2(raw, 1)
     os.dup2(raw, 2)
-    keep = {raw_reader, cmd, res}
+    keep = keep | {raw_reader}
     for fd in range(3, 1024):
         if fd not in keep:
             try:
@@ -612,33 +613,68 @@ def run_child(shell: GradeShell, spec: dict, cmd: int, res: int, snap: dict) -> 
                 pass
     if spec.get("uid") is not None:
         os.fchown(raw_reader, spec["uid"], spec["gid"])
-    buf = bytearray()
-    setup = _read_message(cmd, buf)  # the seed comes down the pipe: no file the job could read or replace
+    return raw_reader
+
+
+def _confine(spec: dict) -> None:
+    """The limits, then the uid of the job: from here on the process can do only what the learner may."""
     _oom_score("0")
     _limits(spec)
     _drop(spec)
+
+
+def _enter_job_folder(jobdir: str) -> None:
+    """The learner's view: the job's folder as working directory and home, a plain environment, and
+    stdout/stderr that become the cell's outputs."""
     os.chdir(jobdir)
     os.environ.clear()
     os.environ.update({"HOME": jobdir, "PATH": "/usr/bin:/bin", "TMPDIR": jobdir, "USER": "learner",
                        "MPLBACKEND": "module://matplotlib_inline.backend_inline", "PYTHONDONTWRITEBYTECODE": "1"})
     sys.stdout, sys.stderr = _Sink("stdout", 1), _Sink("stderr", 2)
     sys.stdin = open(os.devnull)
-    _seed_everything(int(setup["seed"]))
-    shell.user_ns["__name__"] = "__main__"
-    grading = sys.modules.get("torchcourse.grading")
-    # Everything the loop uses from here on is a local: learner code can rebind this module's globals.
-    read_message, dumps, write, monotonic, fflush, read = _read_message, json.dumps, os.write, time.monotonic, \
-        _libc.fflush, os.read
-    collect, run_cell, user_ns, hidden_defs, run_hidden = COLLECT, shell.run_cell, shell.user_ns, {}, _run_hidden
-    # The names a hidden block gets from the libraries, whatever the notebook bound to them.
+
+
+def _canonical_names(grading) -> dict:
+    """The names a hidden block gets from the libraries, whatever the notebook bound to them."""
     canonical = {name: sys.modules[mod] for name, mod in CANONICAL.items() if mod in sys.modules}
     if grading is not None:
         canonical.update({name: getattr(grading, name) for name in grading.__all__ if hasattr(grading, name)})
+    return canonical
+
+
+def run_child(shell: GradeShell, spec: dict, cmd: int, res: int, snap: dict) -> None:
+    """Set up the sandboxed process, then run the cells the parent sends one at a time; never returns.
+
+    The parent sends ``{"seed", "nonce"}``, then for each cell ``{"i", "nonce", "source", "hidden"}``
+    (``hidden`` true for a checks cell: once its visible part has run, the child asks for the hidden block
+    and gets ``{"hidden": source}``), then ``{"end": true}``. Every line back carries the nonce of the cell
+    it belongs to; ``shown`` in a cell's result counts the outputs made before any hidden code arrived."""
+    _new_session(spec)
+    raw_reader = _capture_output(spec, keep={cmd, res})
+    buf = bytearray()
+    setup = _read_message(cmd, buf)  # the seed comes down the pipe: no file the job could read or replace
+    _confine(spec)
+    _enter_job_folder(spec["dir"])
+    _seed_everything(int(setup["seed"]))
+    shell.user_ns["__name__"] = "__main__"
+    grading = sys.modules.get("torchcourse.grading")
+    canonical = _canonical_names(grading)
     hook, check, state = make_guard(shell, snap, res, grading, canonical)
     state["nonce"] = setup["nonce"]
     sys.addaudithook(hook)  # from here on, every audited event passes the guard; it cannot be removed
     signal.signal(signal.SIGINT, signal.default_int_handler)
-    write(res, (dumps({"n": setup["nonce"], "ready": True}) + "\n").encode())
+    os.write(res, (json.dumps({"n": setup["nonce"], "ready": True}) + "\n").encode())
+    _serve_cells(shell, cmd, res, buf, raw_reader, state, check, canonical)
+
+
+def _serve_cells(shell: GradeShell, cmd: int, res: int, buf: bytearray, raw_reader: int, state: dict, check,
+                 canonical: dict) -> None:
+    """Run each cell the parent sends and report it; exits the process at the end. Called before any
+    learner code runs: everything the loop uses is bound to a local here, because learner code can rebind
+    this module's globals."""
+    read_message, dumps, write, monotonic, fflush, read, exit_ = _read_message, json.dumps, os.write, \
+        time.monotonic, _libc.fflush, os.read, os._exit
+    collect, run_cell, user_ns, hidden_defs, run_hidden = COLLECT, shell.run_cell, shell.user_ns, {}, _run_hidden
     while True:
         msg = read_message(cmd, buf)
         if msg is None or msg.get("end"):
@@ -679,7 +715,7 @@ def run_child(shell: GradeShell, spec: dict, cmd: int, res: int, snap: dict) -> 
             data = (dumps({"n": msg["nonce"], "result": {"i": msg["i"], "status": "output_limit", "outputs": []}})
                     + "\n").encode()
         write(res, data)
-    os._exit(0)
+    exit_(0)
 
 
 def _run_hidden(source: str, nonce: str, state: dict, check, collect, user_ns: dict, hidden_defs: dict,
@@ -890,133 +926,164 @@ def _split(cell: dict) -> tuple[str, str | None]:
     return str(cell.get("source", "")), cell.get("hidden")
 
 
-def run_job(shell: GradeShell, spec: dict, snap: dict) -> dict:
-    """Fork a child for one job; send it the cells one at a time; write what it reported, cell by cell, to
-    spec["results"] (a file of the grader's, outside the job's folder)."""
-    cmd_r, cmd_w = os.pipe2(os.O_CLOEXEC)
-    res_r, res_w = os.pipe2(os.O_CLOEXEC)
+def _take_job(jobdir: str) -> dict:
+    """Read and delete job.json (root's, 0600). Called in the parent after the fork: the child never holds
+    a cell it has not been sent, and the file is gone before the child runs any learner code."""
+    job_path = os.path.join(jobdir, "job.json")
+    with open(job_path, encoding="utf-8") as f:
+        job = json.load(f)
+    os.unlink(job_path)
+    return job
+
+
+def _fork_child(shell: GradeShell, spec: dict, snap: dict, cmd: tuple[int, int], res: tuple[int, int]) -> int:
+    """Fork the job's child, which keeps the read end of `cmd` and the write end of `res`; its pid."""
     sys.stdout.flush()
     sys.stderr.flush()
-    start = time.monotonic()
     pid = os.fork()
     if pid == 0:
-        os.close(cmd_w)
-        os.close(res_r)
+        os.close(cmd[1])
+        os.close(res[0])
         try:
-            run_child(shell, spec, cmd_r, res_w, snap)
+            run_child(shell, spec, cmd[0], res[1], snap)
         except BaseException as exc:
             try:
                 os.write(2, f"sandbox child failed: {type(exc).__name__}: {exc}\n".encode())
             finally:
                 os._exit(70)
-    os.close(cmd_r)
-    os.close(res_w)
-    # The cells are read only now, in the parent, after the fork: the child never holds a cell it has not
-    # been sent, and job.json (root's, 0600) is gone before the child runs any learner code.
-    job_path = os.path.join(spec["dir"], "job.json")
-    with open(job_path, encoding="utf-8") as f:
-        job = json.load(f)
-    os.unlink(job_path)
-    pipes = {os.readlink(f"/proc/self/fd/{cmd_w}"), os.readlink(f"/proc/self/fd/{res_r}")}
-    child_fds = {cmd_r: os.readlink(f"/proc/self/fd/{cmd_w}"), res_w: os.readlink(f"/proc/self/fd/{res_r}")}
-    pidfd = os.pidfd_open(pid)
-    chan = _Channel(res_r)
-    results = os.open(spec["results"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
-    status, note = "exited", ""
-    cells = job["cells"]
-    setup_nonce = secrets.token_hex(16)
-    chan.start(setup_nonce)
-    _send(cmd_w, {"seed": job["seed"], "nonce": setup_nonce})
+    os.close(cmd[0])
+    os.close(res[1])
+    return pid
 
-    def wait(until_ready: bool, cell_timeout: float | None, hidden: str | None = None) -> str:
+
+class _JobRun:
+    """The parent's side of one job: the child, the pipe that sends it cells, the channel it reports on,
+    and the clock (cell limits and the notebook's budget are kept here, whatever the child signals)."""
+
+    def __init__(self, shell: GradeShell, spec: dict, snap: dict) -> None:
+        self.spec = spec
+        cmd, res = os.pipe2(os.O_CLOEXEC), os.pipe2(os.O_CLOEXEC)
+        self.start = time.monotonic()
+        self.pid = _fork_child(shell, spec, snap, cmd, res)
+        self.cmd_w, self.res_r = cmd[1], res[0]
+        self.job = _take_job(spec["dir"])
+        # The child's descriptors (same numbers as ours before we closed them) and the pipes they must show.
+        ours = {cmd[1]: os.readlink(f"/proc/self/fd/{cmd[1]}"), res[0]: os.readlink(f"/proc/self/fd/{res[0]}")}
+        self.pipes = set(ours.values())
+        self.child_fds = {cmd[0]: ours[cmd[1]], res[1]: ours[res[0]]}
+        self.pidfd = os.pidfd_open(self.pid)
+        self.chan = _Channel(self.res_r)
+        self.results = os.open(spec["results"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+
+    def set_up(self) -> str:
+        """Send the seed; "ok" once the child says it is set up, else why not."""
+        nonce = secrets.token_hex(16)
+        self.chan.start(nonce)
+        _send(self.cmd_w, {"seed": self.job["seed"], "nonce": nonce})
+        return self.wait(True, None)
+
+    def wait(self, until_ready: bool, cell_timeout: float | None, hidden: str | None = None) -> str:
         """Read the channel until the child is ready or the cell's result arrives; or why not. A checks
         cell's hidden block goes down when the child says the visible part has run."""
+        chan, pid, start, budget = self.chan, self.pid, self.start, self.spec["budget"]
         sent = time.monotonic()
         interrupted_at = None
         while True:
             if hidden is not None and chan.asks_hidden:
-                _send(cmd_w, {"hidden": hidden})
+                _send(self.cmd_w, {"hidden": hidden})
                 hidden = None
             if (until_ready and chan.ready) or (not until_ready and chan.result is not None):
                 return "ok"
             now = time.monotonic()
             if cell_timeout is None:
-                deadline = min(start + SETUP_TIMEOUT, start + spec["budget"])
+                deadline = min(start + SETUP_TIMEOUT, start + budget)
             elif interrupted_at is None:
-                deadline = min(sent + cell_timeout, start + spec["budget"])
+                deadline = min(sent + cell_timeout, start + budget)
             else:
-                deadline = min(interrupted_at + 2.0, start + spec["budget"])
+                deadline = min(interrupted_at + 2.0, start + budget)
             if now >= deadline:
-                if now >= start + spec["budget"]:
+                if now >= start + budget:
                     return "budget"
                 if cell_timeout is not None and interrupted_at is None:
                     os.kill(pid, signal.SIGINT)  # like Jupyter: a loop in one cell costs only that cell
                     interrupted_at = now
                     continue
                 return "timeout"
-            fds = [pidfd] + ([res_r] if not chan.eof else [])
+            fds = [self.pidfd] + ([self.res_r] if not chan.eof else [])
             ready, _, _ = select.select(fds, [], [], deadline - now)
-            if res_r in ready:
+            if self.res_r in ready:
                 if not chan.feed():
                     return "output_limit"
                 continue
-            if pidfd in ready:
-                while not chan.eof and select.select([res_r], [], [], 0)[0]:
+            if self.pidfd in ready:
+                while not chan.eof and select.select([self.res_r], [], [], 0)[0]:
                     if not chan.feed():
                         break
                 if (until_ready and chan.ready) or (not until_ready and chan.result is not None):
                     return "ok"
                 return "exited"
 
-    state = wait(True, None)
-    space = _job_space(pid) if state == "ok" and spec.get("isolate") else None
-    if state != "ok":
-        status = state if state in ("timeout", "budget") else "exited"
-    else:
-        for i, cell in enumerate(cells):
-            source, hidden = _split(cell)
-            wrong = _channel_holders(pid, pipes, child_fds)
-            nonce = secrets.token_hex(16)
-            chan.start(nonce)  # what arrives from now on (old nonces included) belongs to this cell
-            chan.tampered = wrong
-            if not _send(cmd_w, {"i": i, "nonce": nonce, "source": source, "hidden": hidden is not None}):
-                status = "exited"
-                break
-            state = wait(False, spec["cell_timeout"], hidden)
-            line = chan.result
-            if line is not None and type(line.get("outputs")) is list and line.get("i") == i:
-                line = dict(line)
-            else:
-                line = None
-            if line is not None or chan.tampered or chan.emits:
-                if line is None:  # the cell did not finish; what it did say still counts against it
-                    line = {"i": i, "status": "unfinished", "outputs": []}
-                line["emits"] = chan.emits
-                if chan.tampered:
-                    line["tampered"] = chan.tampered[:20]
-                os.write(results, (json.dumps(line, default=repr) + "\n").encode())
+    def run_cell(self, i: int, cell) -> str:
+        """Send cell `i`, wait for its end, write what it reported to the results file; "ok" or why not."""
+        chan = self.chan
+        source, hidden = _split(cell)
+        wrong = _channel_holders(self.pid, self.pipes, self.child_fds)
+        chan.start(secrets.token_hex(16))  # what arrives from now on (old nonces included) belongs to this cell
+        chan.tampered = wrong
+        if not _send(self.cmd_w, {"i": i, "nonce": chan.nonce, "source": source, "hidden": hidden is not None}):
+            return "exited"
+        state = self.wait(False, self.spec["cell_timeout"], hidden)
+        line = chan.result
+        line = dict(line) if line is not None and type(line.get("outputs")) is list and line.get("i") == i else None
+        if line is not None or chan.tampered or chan.emits:
+            if line is None:  # the cell did not finish; what it did say still counts against it
+                line = {"i": i, "status": "unfinished", "outputs": []}
+            line["emits"] = chan.emits
+            if chan.tampered:
+                line["tampered"] = chan.tampered[:20]
+            os.write(self.results, (json.dumps(line, default=repr) + "\n").encode())
+        return state
+
+    def run_cells(self) -> str:
+        """Every cell in order, until one does not end well; the run's status."""
+        for i, cell in enumerate(self.job["cells"]):
+            state = self.run_cell(i, cell)
             if state != "ok":
-                status = {"output_limit": "output_limit", "timeout": "timeout", "budget": "budget"}.get(state,
-                                                                                                        "exited")
-                break
-        else:
-            _send(cmd_w, {"end": True})
-            select.select([pidfd], [], [], 5.0)
-    try:
-        os.kill(pid, signal.SIGKILL)
-    except OSError:
-        pass
-    _kill_uid(spec.get("uid"), pid)
-    _, wstatus = os.waitpid(pid, 0)
-    _sweep(spec.get("uid"))
+                return state if state in ("output_limit", "timeout", "budget") else "exited"
+        _send(self.cmd_w, {"end": True})
+        select.select([self.pidfd], [], [], 5.0)
+        return "exited"
+
+    def end(self) -> int:
+        """Kill every process of the job, reap the child, remove what it left; its wait status."""
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        _kill_uid(self.spec.get("uid"), self.pid)
+        _, wstatus = os.waitpid(self.pid, 0)
+        _sweep(self.spec.get("uid"))
+        for fd in (self.pidfd, self.res_r, self.cmd_w, self.results):
+            os.close(fd)
+        return wstatus
+
+
+def run_job(shell: GradeShell, spec: dict, snap: dict) -> dict:
+    """Fork a child for one job; send it the cells one at a time; write what it reported, cell by cell, to
+    spec["results"] (a file of the grader's, outside the job's folder). The reply's status is one of
+    grader.wire.RunStatus (this file imports nothing from the grader, so it names them as strings)."""
+    run = _JobRun(shell, spec, snap)
+    state = run.set_up()
+    space = _job_space(run.pid) if state == "ok" and spec.get("isolate") else None
+    if state == "ok":
+        status = run.run_cells()
+    else:
+        status = state if state in ("timeout", "budget") else "exited"
+    wstatus = run.end()
     notes = _space_notes(space, int(spec.get("tmp_mb") or 0))
-    for fd in (pidfd, res_r, cmd_w, results):
-        os.close(fd)
-    reply = {"id": spec["id"], "status": status, "seconds": round(time.monotonic() - start, 3)}
+    reply = {"id": spec["id"], "status": status, "seconds": round(time.monotonic() - run.start, 3)}
     if notes:
         reply["notes"] = notes
-    if note:
-        reply["error"] = note
     if os.WIFSIGNALED(wstatus):
         reply["signal"] = os.WTERMSIG(wstatus)
     else:
