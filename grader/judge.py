@@ -15,8 +15,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from grader.sandbox import RawResult
 from grader.sanitise import Sanitised
+from grader.wire import CellResult, RawResult
 from torchcourse.contract import ATOL, RTOL, plain_difference
 
 
@@ -94,7 +94,7 @@ def cell_states(raw: RawResult, n_cells: int) -> list[str]:
     return states
 
 
-def first_error(line: dict | None) -> str:
+def first_error(line: CellResult | dict | None) -> str:
     if not line:
         return ""
     for out in line.get("outputs", []):
@@ -131,7 +131,7 @@ def _tampering(raw: RawResult, upto: int) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-def learner_reason(line: dict | None, before_hidden: bool) -> str:
+def learner_reason(line: CellResult | dict | None, before_hidden: bool) -> str:
     """What a learner may read about a failed checks cell. Only what provably came before any hidden code
     was in the process is quoted (an error of the visible checks, which the learner can rerun at home
     anyway); afterwards learner code could have smuggled hidden cases into any message it shapes (an

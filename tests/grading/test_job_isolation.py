@@ -101,11 +101,12 @@ for p in os.listdir("/proc"):
     if p.isdigit() and int(p) not in (os.getpid(), os.getppid()):
         try:
             with open(f"/proc/{{p}}/status") as f:
-                uid = next(int(line.split()[1]) for line in f if line.startswith("Uid:"))
-        except (OSError, StopIteration):
+                status = dict(line.split(":", 1) for line in f if ":" in line)
+            uid, state = int(status["Uid"].split()[0]), status["State"].split()[0]
+        except (OSError, KeyError, ValueError):
             continue
-        if uid == me:
-            others.append(p)
+        if uid == me and state != "Z":   # a zombie runs nothing and holds nothing but its pid
+            others.append(p + " " + state)
 seen["processes of my uid"] = others
 print("PROBE " + json.dumps(seen))
 """
