@@ -89,6 +89,8 @@ def _autograde(args, course: Course) -> int:
             continue
         flagged = sum(1 for r in records.values() if r["flags"])
         print(f"{chapter}: graded {len(records)} submissions ({flagged} flagged; `python -m grader report` lists why)")
+        if args.timings and getattr(records, "timings", None):
+            print(f"{chapter}: timings " + " ".join(f"{k}={v:.3f}s" for k, v in records.timings.items()))
         missing = getattr(records, "not_recorded", {})
         if missing:
             worst = 1
@@ -143,6 +145,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--budget", type=float, default=float(NOTEBOOK_BUDGET_S),
                    help=f"seconds per notebook (default {NOTEBOOK_BUDGET_S})")
     p.add_argument("--mem-mb", type=int, default=2048, help="memory a submission may add, MiB (default 2048)")
+    p.add_argument("--timings", action="store_true",
+                   help="print the seconds of start-up (workers, gradebook, solutions) and of grading")
     p.set_defaults(func=_autograde)
     p = sub.add_parser("feedback", help="per-student HTML feedback without hidden tests")
     p.add_argument("chapter", nargs="?")

@@ -75,6 +75,9 @@ class Outcome(dict):
         super().__init__()
         self.not_recorded: dict[str, str] = {}
         self.warnings: list[str] = []
+        # seconds: "start_up" (workers warm, gradebook ready, the solutions run and read back) and
+        # "grading" (the submissions), for `autograde --timings` and benchmarks/grading_speed.py
+        self.timings: dict[str, float] = {}
 
 
 TIMESTAMP_MAX = 200  # bytes: nbgrader writes one short line
@@ -220,6 +223,7 @@ def autograde(course: Course, chapter: str, workers: int | None = None, schedule
               progress: bool = True, seed: int | None = None) -> Outcome:
     """Grade every collected submission of `chapter`; returns the record of each student graded now (an
     `Outcome`, which also says who could not be recorded and why, and what the instructor must know)."""
+    began = time.monotonic()
     warn_missing()
     limits = limits or Limits()
     notebooks = course.notebooks(chapter)
@@ -270,6 +274,8 @@ def autograde(course: Course, chapter: str, workers: int | None = None, schedule
             report_library(raw)
             refs[nb] = reference_values(sols[nb], raw)
         pending = {s: Pending() for s in todo}
+        ready = time.monotonic()
+        outcome.timings["start_up"] = round(ready - began, 3)
         bar = Progress(len(todo), progress)
 
         def maybe_finish(s: str) -> None:
@@ -327,6 +333,8 @@ def autograde(course: Course, chapter: str, workers: int | None = None, schedule
     for s in todo:
         if s not in records and s not in outcome.not_recorded:  # cannot happen; say so if it does
             outcome.not_recorded[s] = "no result came back from the sandbox for it"
+    if "start_up" in outcome.timings:
+        outcome.timings["grading"] = round(time.monotonic() - began - outcome.timings["start_up"], 3)
     return outcome
 
 
@@ -374,8 +382,9 @@ def _finish(course: Course, chapter: str, student: str, notebooks: list[str], p:
             flags.append(f"{nb}.ipynb: the run ended with {raw.status}"
                          + (f", signal {raw.signal}" if raw.signal else "")
                          + (f", exit code {raw.code}" if raw.code else ""))
-        # executed_notebook validated it already; nbformat.write would validate it again
-        (out / f"{nb}.ipynb").write_text(nbformat.v4.nbjson.writes(executed_notebook(sub, raw)) + "\n",
+        # executed_notebook validated it already. nbformat.write would validate it again, deep-copy it and
+        # indent it with json's pure-Python encoder; the same JSON on one line is as good for formgrader.
+        (out / f"{nb}.ipynb").write_text(json.dumps(executed_notebook(sub, raw), ensure_ascii=False) + "\n",
                                         encoding="utf-8")
     expected = {f"{nb}.ipynb" for nb in notebooks}
     try:
