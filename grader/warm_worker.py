@@ -257,6 +257,10 @@ FRAME_ATTRS = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame"})
 ALWAYS = frozenset({"sys.settrace", "sys.setprofile", "gc.get_objects", "gc.get_referrers", "gc.get_referents",
                     "sys._current_frames"})
 LEARNER = frozenset({"sys._getframe", "compile", "code.__new__", "function.__new__"})
+# Every event the guard looks at (and "ctypes.*"); anything else returns at once. Rendering one figure raises
+# thousands of "builtins.id" events, each a call of the hook.
+GUARDED = ALWAYS | LEARNER | {"torchcourse.emit", "torchcourse.called", "object.__getattr__", "object.__setattr__",
+                              "object.__delattr__", "open"}
 
 
 def _watched_value(v) -> bool:
@@ -401,7 +405,11 @@ def make_guard(shell: GradeShell, snap: dict, fd: int, grading, canonical: dict)
             send({"tampered": [f"{where}: {x}" for x in found]})
         return found
 
+    guarded = GUARDED
+
     def hook(event: str, args: tuple) -> None:
+        if event not in guarded and not event.startswith("ctypes."):
+            return
         if event == "torchcourse.emit":
             who = getident()
             if who in state["busy"]:
