@@ -548,13 +548,14 @@ def _fresh_job_space(jobdir: str, tmp_mb: int, uid: int | None, gid: int | None)
             os.write(fd, content)
         finally:
             os.close(fd)
-    # The job's folder is the tmpfs's work/; /tmp and /dev/shm its tmp/ and shm/ (the folder first: outside
-    # bubblewrap it may lie under /tmp). Binds go through /proc/self/fd, which still reaches a covered path.
-    _mount(f"/proc/self/fd/{parts['work']}", jobdir, None, MS_BIND)
-    if not jobdir.startswith("/tmp/"):
-        _mount(f"/proc/self/fd/{parts['tmp']}", "/tmp", None, MS_BIND)
+    # /tmp and /dev/shm become the tmpfs's tmp/ and shm/, the job's folder its work/. Binds go through
+    # /proc/self/fd, which still reaches a path once it is covered.
+    _mount(f"/proc/self/fd/{parts['tmp']}", "/tmp", None, MS_BIND)
     if os.path.isdir("/dev/shm"):
         _mount(f"/proc/self/fd/{parts['shm']}", "/dev/shm", None, MS_BIND)
+    if not os.path.isdir(jobdir):  # outside bubblewrap the folder lay under the /tmp just covered
+        os.makedirs(jobdir, 0o755)
+    _mount(f"/proc/self/fd/{parts['work']}", jobdir, None, MS_BIND)
     for fd in parts.values():
         os.close(fd)
 
