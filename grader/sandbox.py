@@ -6,7 +6,9 @@ namespaces, a filesystem made only of /usr, the virtual environment, the course 
 and one job folder, so the gradebook, solutions/, references and other submissions are
 simply absent. Each job is a fresh forked child of the worker that drops to a uid of its
 own with no capabilities, under memory, CPU-time, process-count and file-size limits and
-per-cell and per-notebook wall budgets.
+per-cell and per-notebook wall budgets, in IPC and mount namespaces of its own: its folder,
+/tmp and /dev/shm are one tmpfs of `Limits.tmp_mb`, gone with the job like its shared memory,
+message queues and semaphores.
 
 Missing facilities are detected, reported by `facilities()` and warned about; the sandbox
 is never weakened silently.

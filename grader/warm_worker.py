@@ -5,8 +5,9 @@ This file runs *inside* the sandbox (bubblewrap when available) as
 answers, tests or grades, because every child it forks sees its memory.
 
 Protocol (one JSON object per line): the grader writes ``{"id", "dir", "results", "uid", "gid",
-"cell_timeout", "budget", "mem_mb", "nproc", "fsize_mb", "netns"}`` on stdin; the
-worker answers ``{"id", "status", "code", "signal", "seconds"}`` on stdout. The job
+"cell_timeout", "budget", "mem_mb", "nproc", "fsize_mb", "tmp_mb", "netns", "isolate"}`` on stdin;
+the worker answers ``{"id", "status", "code", "signal", "seconds"}`` (and ``"notes"``, what it saw
+of the job from outside) on stdout; ``grader/wire.py`` gives these their types. The job
 directory holds ``job.json`` (cells and seed, readable by root only). The worker forks
 the child first and only then reads and deletes ``job.json``: the child gets the seed and
 each cell over a pipe, one cell at a time, after the previous one has reported. The child
