@@ -76,10 +76,15 @@ class Fixed(Artist):
         return self.add(Text(x, y, s, transform=transform, **kwargs))
 
     def xlabel(self, ax, s: str, points: float, **kwargs) -> Text:
-        """An x label ``points`` below ``ax`` (what ``ax.set_xlabel`` draws, placed as ``pin_label`` places it)."""
+        """An x label ``points`` below ``ax`` (what ``ax.set_xlabel`` draws, placed as ``pin_label`` places it).
+
+        The axis's own label stays empty, and pinned: matplotlib would place even an empty one at every draw.
+        """
+        pin_label(ax.xaxis, points)
         return self.text(0.5, 0.0, s, ax.transAxes + _away(ax, 0, -points), ha="center", va="top", **kwargs)
 
     def ylabel(self, ax, s: str, points: float, **kwargs) -> Text:
+        pin_label(ax.yaxis, points)
         return self.text(0.0, 0.5, s, ax.transAxes + _away(ax, -points, 0), ha="center", va="bottom",
                          rotation=90, rotation_mode="anchor", **kwargs)
 

@@ -23,7 +23,7 @@ from matplotlib.collections import PolyCollection
 from matplotlib.figure import Figure
 from matplotlib.transforms import ScaledTranslation
 
-from torchcourse.parallel.redraw import Fixed, agg_figure
+from torchcourse.parallel.redraw import Fixed, agg_figure, pin_label
 from torchcourse.widgets import Explorer, fits_canvas
 
 FORWARD, BACKWARD = 1.0, 2.0
@@ -93,6 +93,7 @@ class TimelineFigure:
         self.bars = ax.add_collection(PolyCollection([], edgecolors="white"), autolim=False)
         ax.set_ylim(len(ROWS) - 0.5, -0.5)  # first row on top
         ax.set_yticks([])
+        pin_label(ax.yaxis, 0.0)  # no y label: the row names below are texts of their own
         ax.tick_params(axis="x", labelsize=8)
         fixed = Fixed(self.figure)
         left_of_axes = ax.get_yaxis_transform() + ScaledTranslation(-3.5 / 72, 0, self.figure.dpi_scale_trans)
