@@ -262,6 +262,7 @@ def autograde(course: Course, chapter: str, workers: int | None = None, schedule
         sols = {nb: solution_notebook(course.solutions / chapter / f"{nb}.ipynb", chapter, nb, course.db_url)
                 for nb in notebooks}
         pool.wait_ready()
+        outcome.timings["workers_ready"] = round(time.monotonic() - began, 3)  # part of start_up
         refs = {}
         files = chapter_files(course, chapter)
         ref_jobs = [Job(("", nb), _cells(sol), seed, list(sol.grade_cells.values()), files)
