@@ -6,8 +6,8 @@ namespaces, a filesystem made only of /usr, the virtual environment, the course 
 and one job folder, so the gradebook, solutions/, references and other submissions are
 simply absent. Each job is a fresh forked child of the worker that drops to a uid of its
 own with no capabilities, under memory, CPU-time, process-count and file-size limits and
-per-cell and per-notebook wall budgets, in IPC and mount namespaces of its own: its folder,
-/tmp and /dev/shm are one tmpfs of `Limits.tmp_mb`, gone with the job like its shared memory,
+per-cell and per-notebook wall budgets, in IPC and mount namespaces of its own: its folder
+and /dev/shm are one tmpfs of `Limits.tmp_mb`, gone with the job like its shared memory,
 message queues and semaphores.
 
 Missing facilities are detected, reported by `facilities()` and warned about; the sandbox
@@ -52,7 +52,7 @@ class Limits:
     mem_mb: int = 2048           # address space the child may add to what the warm worker holds
     nproc: int = 64              # processes and threads of the job's uid
     fsize_mb: int = 64           # largest file the child may write
-    tmp_mb: int = 256            # the job's folder, /tmp and /dev/shm together (a tmpfs: it counts as memory)
+    tmp_mb: int = 256            # the job's folder and /dev/shm together (a tmpfs: it counts as memory)
 
     def to_dict(self) -> dict:
         return dict(cell_timeout=self.cell_timeout, budget=self.budget, mem_mb=self.mem_mb,

@@ -521,8 +521,8 @@ def _fresh_job_space(jobdir: str, tmp_mb: int, uid: int | None, gid: int | None)
     """Give this job an IPC namespace and a temp space of its own, both torn down with the job.
 
     A new IPC namespace holds the job's SysV shared memory, message queues and semaphores and its POSIX
-    message queues; a new mount namespace holds one tmpfs of `tmp_mb` MB that backs the job's folder, /tmp
-    and /dev/shm together, so their total is bounded. When the job's last process exits, both namespaces
+    message queues; a new mount namespace holds one tmpfs of `tmp_mb` MB that backs the job's folder and
+    /dev/shm together, so their total is bounded. When the job's last process exits, both namespaces
     go and everything in them is freed: nothing is left for the next job to read, and no memory stays
     charged to the warm worker. Runs as root, before the uid is dropped."""
     if _libc.unshare(CLONE_NEWNS | CLONE_NEWIPC) != 0:
@@ -536,7 +536,7 @@ def _fresh_job_space(jobdir: str, tmp_mb: int, uid: int | None, gid: int | None)
                 data[entry.name] = f.read()
     _mount("tmpfs", jobdir, "tmpfs", MS_NOSUID | MS_NODEV, f"size={tmp_mb}m,nr_inodes=65536,mode=0755")
     parts = {}
-    for name, mode in (("work", 0o700), ("tmp", 0o1777), ("shm", 0o1777)):
+    for name, mode in (("work", 0o700), ("shm", 0o1777)):
         path = os.path.join(jobdir, name)
         os.mkdir(path)
         os.chmod(path, mode)
@@ -549,14 +549,12 @@ def _fresh_job_space(jobdir: str, tmp_mb: int, uid: int | None, gid: int | None)
             os.write(fd, content)
         finally:
             os.close(fd)
-    # /tmp and /dev/shm become the tmpfs's tmp/ and shm/, the job's folder its work/. Binds go through
-    # /proc/self/fd, which still reaches a path once it is covered.
-    _mount(f"/proc/self/fd/{parts['tmp']}", "/tmp", None, MS_BIND)
+    # The job's folder becomes the tmpfs's work/, /dev/shm its shm/ (binds go through /proc/self/fd, which
+    # still reaches a path once it is covered). /tmp is left alone: the environment and the course library
+    # may live under it (a CI clone in mktemp -d), and inside bubblewrap the job cannot write there anyway.
+    _mount(f"/proc/self/fd/{parts['work']}", jobdir, None, MS_BIND)
     if os.path.isdir("/dev/shm"):
         _mount(f"/proc/self/fd/{parts['shm']}", "/dev/shm", None, MS_BIND)
-    if not os.path.isdir(jobdir):  # outside bubblewrap the folder lay under the /tmp just covered
-        os.makedirs(jobdir, 0o755)
-    _mount(f"/proc/self/fd/{parts['work']}", jobdir, None, MS_BIND)
     for fd in parts.values():
         os.close(fd)
 
