@@ -4,8 +4,9 @@
 - ``split``: pipeline, tensor and data parallelism over simulated devices, DataParallel's steps on CPU;
 - ``ring``: ring all-reduce simulated over N ranks and run for real with ``torch.distributed``;
 - ``launch`` and ``ddp_train``: a real ``torchrun`` DDP job over ``gloo``, streamed into a notebook;
+- ``thread_ranks``: a real ``gloo`` group whose ranks are threads of one process (the graded DDP step);
 - widgets: ``planner`` (parallelism planner), ``ringanim`` (ring all-reduce animator),
-  ``timeline`` (DDP timeline).
+  ``timeline`` (DDP timeline); ``redraw``: their figures, kept and redrawn in place.
 """
 
 from torchcourse.budgets import ChapterBudgets, WidgetBudget
