@@ -374,6 +374,10 @@ def main() -> int:
         print(f"{stage:58s} {value:8.1f}  {note}")
     per_nb = lim["*"]["png"] / n * 1000
     print(f"{'limit: its cells in a warm process, with PNG (mean)':58s} {per_nb:8.1f}")
+    cpu_nb = lim["*"]["png_cpu"] / n * 1000
+    child = dict((k, v) for k, v, _ in rows)["  job child CPU"]
+    print(f"{'limit, CPU (mean)':58s} {cpu_nb:8.1f}")
+    print(f"{'job child CPU beyond the limit CPU (steadier under load)':58s} {child - cpu_nb:8.1f}")
     return 0
 
 
