@@ -385,6 +385,7 @@ class SandboxWorker:
         self.uid = random.randrange(200_000, 2_000_000_000) + slot if self.fac.drop_uid else None
         self.counter = 0
         self.preload_errors: list[str] = []   # what the worker could not import, from its ready line
+        self.isolate = False                  # per-job namespaces (grader/warm_worker.py _fresh_job_space)
         self.proc: subprocess.Popen | None = None
         self.cgroups: Cgroups | None = None
         self.log = open(self.jobs_root.with_suffix(".log"), "w+b")
@@ -421,6 +422,14 @@ class SandboxWorker:
             self.close()
             raise RuntimeError("the sandbox worker did not start:\n" + self.log_tail())
         self.preload_errors = preload_errors(ready)
+        # Per-job namespaces only where the grader's probe and the worker's own (inside the sandbox) agree.
+        why = ready.get("job_ns")
+        self.isolate = self.fac.job_ns and why == ""
+        if self.fac.job_ns and not self.isolate:
+            warnings.warn(f"sandbox: the worker cannot give each job IPC and mount namespaces of its own "
+                          f"({str(why)[:300] if type(why) is str else 'it did not say'}): a job's shared memory, "
+                          "queues and temp files are removed after it by uid, and its temp space is limited per "
+                          "file, not in total", SandboxWarning, stacklevel=2)
         if self.fac.cgroups and self.proc is not None:
             self.cgroups = Cgroups(f"torchcourse-{os.getpid()}-{self.jobs_root.name}", self.proc.pid, self.limits)
         if self.fac.root and self.proc is not None:  # set from outside: inside bubblewrap the worker may not
@@ -497,7 +506,7 @@ class SandboxWorker:
             inside = f"/jobs/{name}" if self.fac.bwrap else str(outside)
             spec = {"id": name, "dir": inside, "results": f"/jobs/{results.name}" if self.fac.bwrap else str(results),
                     "uid": self.uid, "gid": self.uid,
-                    "netns": (not self.fac.bwrap) and self.fac.root, "isolate": self.fac.job_ns,
+                    "netns": (not self.fac.bwrap) and self.fac.root, "isolate": self.isolate,
                     **self.limits.to_dict()}
             assert self.proc and self.proc.stdin
             try:

@@ -559,6 +559,31 @@ def _fresh_job_space(jobdir: str, tmp_mb: int, uid: int | None, gid: int | None)
         os.close(fd)
 
 
+def _job_namespaces_here() -> str:
+    """"" when a job child here can make what `_fresh_job_space` makes (IPC and mount namespaces, a tmpfs),
+    else why not. Probed once, at start, in a throw-away child: the grader's own probe ran outside the
+    sandbox, and inside it a capability may be missing."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        code = 0
+        try:
+            os.close(r)
+            if _libc.unshare(CLONE_NEWNS | CLONE_NEWIPC) != 0:
+                raise OSError(ctypes.get_errno(), "unshare(CLONE_NEWNS | CLONE_NEWIPC) failed")
+            _mount("none", "/", None, MS_REC | MS_PRIVATE)
+            _mount("tmpfs", os.getcwd(), "tmpfs", MS_NOSUID | MS_NODEV, "size=1m")
+        except BaseException as exc:
+            os.write(w, f"{type(exc).__name__}: {exc}".encode()[:300])
+            code = 1
+        os._exit(code)
+    os.close(w)
+    why = os.read(r, 400).decode("utf-8", "replace")
+    os.close(r)
+    _, status = os.waitpid(pid, 0)
+    return "" if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0 else (why or "the probe did not finish")
+
+
 def _read_message(fd: int, buf: bytearray) -> dict | None:
     """One JSON line from the parent (None at end of file)."""
     while b"\n" not in buf:
@@ -1112,9 +1137,10 @@ def main() -> None:
     _oom_score("-1000")  # when a submission's cgroup runs out of memory, the kernel kills the job, not us
     shell = make_shell()
     snap = _snapshot()
+    job_ns = _job_namespaces_here()
     out = sys.stdout
     out.write(json.dumps({"ready": True, "pid": os.getpid(), "uid": os.getuid(), "torch": torch.__version__,
-                          "preload_errors": PRELOAD_ERRORS}) + "\n")
+                          "preload_errors": PRELOAD_ERRORS, "job_ns": job_ns}) + "\n")
     out.flush()
     for line in sys.stdin:
         if not line.strip():
