@@ -92,10 +92,12 @@ def _split_hidden(cell: dict) -> list[dict]:
 
 
 def _prepare_notebook(app: Sphinx, docname: str, source: list[str]) -> None:
-    if not str(app.env.doc2path(docname)).endswith(".ipynb"):
-        return
-    instructor = app.config.course_instructor
-    nb = json.loads(source[0])
+    if str(app.env.doc2path(docname)).endswith(".ipynb"):
+        source[0] = json.dumps(prepared(json.loads(source[0]), app.config.course_instructor), ensure_ascii=False)
+
+
+def prepared(nb: dict, instructor: bool) -> dict:
+    """The notebook as the site executes and shows it (tests/site reads the build's execution cache with it)."""
     cells: list[dict] = []
     for cell in nb.get("cells", []):
         if cell.get("cell_type") == "markdown" and _grade_id(cell).endswith("-task"):
@@ -109,7 +111,7 @@ def _prepare_notebook(app: Sphinx, docname: str, source: list[str]) -> None:
             continue
         cells.append(cell)
     nb["cells"] = cells
-    source[0] = json.dumps(nb, ensure_ascii=False)
+    return nb
 
 
 # --------------------------------------------------------------------- toc-aware pages

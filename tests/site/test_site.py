@@ -55,17 +55,24 @@ def source(cell: dict) -> str:
     return "".join(s) if isinstance(s, list) else s
 
 
-def executed_cells(site, doc: str) -> list[dict]:
+def executed_cells(site, doc: str, instructor: bool = False) -> list[dict]:
     """The notebook's cells with the outputs the build used, from the build's execution cache.
 
     (myst-nb 1.4 writes _build/jupyter_execute/*.ipynb without the outputs when it takes them
-    from the cache, so the cache itself is the record of what was executed.)
+    from the cache, so the cache itself is the record of what was executed.) The cache is keyed by the
+    notebook the site executes, which the site's extension prepares from the source (book/_ext).
     """
+    import importlib.util
+
     import nbformat
     from jupyter_cache import get_cache
 
+    spec = importlib.util.spec_from_file_location("course_site", ROOT / "book" / "_ext" / "course_site.py")
+    course_site = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(course_site)
+    nb = course_site.prepared(json.loads((ROOT / f"{doc}.ipynb").read_text(encoding="utf-8")), instructor)
     cache = get_cache(site.out / "_build" / ".jupyter_cache")
-    _, merged = cache.merge_match_into_notebook(nbformat.read(ROOT / f"{doc}.ipynb", as_version=4))
+    _, merged = cache.merge_match_into_notebook(nbformat.from_dict(nb))
     return [dict(c) for c in merged.cells]
 
 
@@ -289,6 +296,21 @@ def test_unchanged_rebuild_executes_nothing(learner_site):
     assert "Executing notebook" not in again.log, "a rebuild with no change re-executed a notebook"
     log = re.sub(r"\x1b\[[0-9;]*m", "", again.log)
     assert not re.search(r"reading sources\.\.\. \[[ \d%]+\] chapters/", log), "an unchanged notebook was re-read"
+
+
+@pytest.mark.parametrize("doc", NOTEBOOKS)
+def test_every_solution_notebook_runs_without_error(instructor_site, doc):
+    """The instructor build executes each solution notebook whole, hidden tests included: every code cell
+    runs and nothing raises, so every check passes on the reference solution. (Each released notebook is
+    executed live, widgets and all, by tests/notebooks/test_execute.py.)"""
+    sdoc = "solutions/" + doc.removeprefix("chapters/")
+    executed = executed_cells(instructor_site, sdoc, instructor=True)
+    code = [c for c in executed if c["cell_type"] == "code"]
+    assert code and all(c.get("execution_count") for c in code), f"{sdoc}: not every code cell was executed"
+    failed = [(i, o["ename"], o["evalue"]) for i, c in enumerate(executed) for o in c.get("outputs", [])
+              if o["output_type"] == "error"]
+    assert failed == [], f"{sdoc}: {failed}"
+    assert any(is_checks_cell(c) for c in executed), f"{sdoc} has no autograded exercise"
 
 
 def test_instructor_site_shows_solutions_and_hides_hidden_tests(instructor_site):
