@@ -128,7 +128,8 @@ def graded(tmp_path_factory):
     t.start()
     course = Course(root)
     try:
-        records = autograde(course, CHAPTER, workers=2, limits=Limits(cell_timeout=5, budget=30, mem_mb=1024),
+        # 8 s a cell: the memory bomb's cell takes 1.3-3.3 s alone, and at load 8 it met a 5 s limit first.
+        records = autograde(course, CHAPTER, workers=2, limits=Limits(cell_timeout=8, budget=30, mem_mb=1024),
                             progress=False)
     finally:
         stop.set()
