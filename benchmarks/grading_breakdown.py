@@ -277,7 +277,7 @@ def breakdown(chapter: str, students: int, repeat: int) -> tuple[list[tuple[str,
     from grader.course import Course
     from grader.judge import judge, reference_values
     from grader.sandbox import Limits, SandboxWorker, split_cells
-    from grader.sanitise import sanitise, solution_notebook, source_cells
+    from grader.sanitise import SourceBook, sanitise, solution_notebook
 
     lim = limit(chapter, repeat)
     ms: dict[str, list[float]] = {}
@@ -288,7 +288,7 @@ def breakdown(chapter: str, students: int, repeat: int) -> tuple[list[tuple[str,
     with tempfile.TemporaryDirectory(prefix="torchcourse-breakdown-") as tmp:
         course = Course(_course(Path(tmp), chapter, students))
         nbs = course.notebooks(chapter)
-        info = {nb: source_cells(course.db_url, chapter, nb) for nb in nbs}
+        info = {nb: SourceBook(course.db_url, chapter, nb) for nb in nbs}
         files = chapter_files(course, chapter)
         limits = Limits()
         seed = 20261201
@@ -304,7 +304,7 @@ def breakdown(chapter: str, students: int, repeat: int) -> tuple[list[tuple[str,
                 for nb in nbs:
                     t = time.perf_counter()
                     sub = sanitise(course.submitted / s / chapter / f"{nb}.ipynb", chapter, nb, course.db_url,
-                                   *info[nb])
+                                   info[nb])
                     add("sanitise", time.perf_counter() - t)
                     watch = list(sub.grade_cells.values())
                     t = time.perf_counter()

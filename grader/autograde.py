@@ -32,7 +32,7 @@ from grader.limits import NOTEBOOK_OUTPUT_BYTES, cap_outputs
 from grader.pools import DaskPool, Job, LocalPool
 from grader.record import RECORD, GradeRecord, load_record
 from grader.sandbox import Limits, RawResult, warn_missing
-from grader.sanitise import Sanitised, SanitiseError, sanitise, solution_notebook, source_cells
+from grader.sanitise import Sanitised, SanitiseError, SourceBook, sanitise, solution_notebook
 
 # Run statuses that are the grader's trouble (worker killed, full disk, sandbox error), never the learner's:
 # the job is retried once, then recorded with the error, flagged, and regraded by a plain rerun.
@@ -258,7 +258,7 @@ def autograde(course: Course, chapter: str, workers: int | None = None, schedule
 
     try:
         gradebook.ensure_assignment(course, chapter)
-        info = {nb: source_cells(course.db_url, chapter, nb) for nb in notebooks}
+        info = {nb: SourceBook(course.db_url, chapter, nb) for nb in notebooks}  # one read for the batch
         sols = {nb: solution_notebook(course.solutions / chapter / f"{nb}.ipynb", chapter, nb, course.db_url)
                 for nb in notebooks}
         pool.wait_ready()
@@ -301,8 +301,7 @@ def autograde(course: Course, chapter: str, workers: int | None = None, schedule
                 folder = course.submitted / s / chapter
                 for nb in notebooks:
                     try:
-                        known, points = info[nb]
-                        sub = sanitise(folder / f"{nb}.ipynb", chapter, nb, course.db_url, known, points)
+                        sub = sanitise(folder / f"{nb}.ipynb", chapter, nb, course.db_url, info[nb])
                     except SanitiseError as exc:
                         pending[s].errors[nb] = str(exc)
                         continue
@@ -365,7 +364,7 @@ def _finish(course: Course, chapter: str, student: str, notebooks: list[str], p:
     grader_errors: dict[str, str] = dict(p.grader_errors)
     for nb in notebooks:
         if nb in p.errors:
-            for gid, pts in info[nb][1].items():
+            for gid, pts in info[nb].points.items():
                 exercises.append(Exercise(gid, nb, pts, 0.0, "error", p.errors[nb], ["notebook not graded"]))
             flags.append(f"{nb}.ipynb: {p.errors[nb]}")
             continue

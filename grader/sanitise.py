@@ -20,6 +20,7 @@ A notebook that cannot be read raises `SanitiseError` with a one-line message fo
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import stat
@@ -189,20 +190,11 @@ def _visible(source: str) -> str:
     return "\n".join(out)
 
 
-def _source_of(db_url: str, chapter: str, notebook: str) -> dict[str, SimpleNamespace]:
-    """Each graded cell of the source as the gradebook holds it (detached from the database session)."""
-    from nbgrader.api import Gradebook
-
-    with Gradebook(db_url) as gb:
-        nb = gb.find_notebook(notebook, chapter)
-        return {c.name: SimpleNamespace(name=c.name, cell_type=c.cell_type, locked=c.locked, checksum=c.checksum,
-                                        source=c.source) for c in nb.source_cells}
-
-
-def _restore_missing(nb: NotebookNode, known: dict[str, dict], notes: list[str], db_url: str, chapter: str,
-                     notebook: str) -> None:
+def _restore_missing(nb: NotebookNode, book: SourceBook, notes: list[str]) -> None:
     """Put back every graded cell nbgrader would need: recognised by its source when its metadata was
     stripped, else inserted where the source has it. A notebook with none of the chapter's cells is refused."""
+    known = book.known
+
     def claimed() -> dict[str, int]:
         return {gid: i for i, c in enumerate(nb.cells) if (gid := _claims(c)) in known}
 
@@ -212,7 +204,7 @@ def _restore_missing(nb: NotebookNode, known: dict[str, dict], notes: list[str],
         return
     from nbgrader.preprocessors import OverwriteCells
 
-    source = _source_of(db_url, chapter, notebook)
+    source = book.cells
     recognised = []
     for gid in missing:
         want = _lines(_visible(source[gid].source))
@@ -246,40 +238,151 @@ def _restore_missing(nb: NotebookNode, known: dict[str, dict], notes: list[str],
         notes.append(f"test cell {gid!r} was missing; put back from the source {where}")
 
 
-def source_cells(db_url: str, chapter: str, notebook: str) -> tuple[dict[str, dict], dict[str, float]]:
-    """The nbgrader metadata the gradebook holds for each cell of a notebook, and each test cell's points."""
-    from nbgrader.api import Gradebook
+class SourceBook:
+    """What the gradebook holds for one notebook of a chapter, read in one query and kept for a whole batch:
+    each cell's nbgrader metadata (`known`), each test cell's points, the source cells, the kernelspec.
 
-    with Gradebook(db_url) as gb:
-        nb = gb.find_notebook(notebook, chapter)
-        grades = {c.name: float(c.max_score) for c in nb.grade_cells}
-        solutions = {c.name for c in nb.solution_cells}
-        tasks = {c.name for c in nb.task_cells}
-        known = {}
-        for c in nb.source_cells:
+    It also answers the few questions nbgrader's OverwriteCells asks of a `Gradebook` (find_notebook,
+    find_source_cell, find_graded_cell) with the same answers, so that preprocessor runs unchanged without
+    opening the database and querying every cell of every notebook again."""
+
+    def __init__(self, db_url: str, chapter: str, notebook: str) -> None:
+        from nbgrader.api import Gradebook
+
+        def cell(c, **more) -> SimpleNamespace:  # detached from the database session
+            return SimpleNamespace(name=c.name, **more)
+
+        self.chapter, self.notebook = chapter, notebook
+        with Gradebook(db_url) as gb:
+            nb = gb.find_notebook(notebook, chapter)
+            self.kernelspec = nb.kernelspec
+            self.cells = {c.name: cell(c, cell_type=c.cell_type, locked=c.locked, checksum=c.checksum,
+                                       source=c.source) for c in nb.source_cells}
+            self.grade_cells = [cell(c, cell_type=c.cell_type, max_score=c.max_score) for c in nb.grade_cells]
+            self.solution_cells = [cell(c) for c in nb.solution_cells]
+            self.task_cells = [cell(c, max_score=c.max_score) for c in nb.task_cells]
+        grades = {c.name: float(c.max_score) for c in self.grade_cells}
+        solutions = {c.name for c in self.solution_cells}
+        tasks = {c.name for c in self.task_cells}
+        self.known: dict[str, dict] = {}
+        for c in self.cells.values():
             md = {"grade_id": c.name, "grade": c.name in grades, "solution": c.name in solutions,
                   "task": c.name in tasks, "locked": bool(c.locked), "schema_version": 3}
             if c.name in grades:
                 md["points"] = grades[c.name]
-            known[c.name] = md
-        points = {c.name: float(c.max_score) for c in nb.grade_cells
-                  if c.cell_type == "code" and c.name not in solutions}
-    return known, points
+            self.known[c.name] = md
+        self.points: dict[str, float] = {c.name: float(c.max_score) for c in self.grade_cells
+                                         if c.cell_type == "code" and c.name not in solutions}
+
+    # ---- the part of nbgrader.api.Gradebook that OverwriteCells reads
+    def _check(self, notebook: str, assignment: str) -> None:
+        from nbgrader.api import MissingEntry
+
+        if (notebook, assignment) != (self.notebook, self.chapter):
+            raise MissingEntry(f"No such notebook: {assignment}/{notebook}")
+
+    def find_notebook(self, name: str, assignment: str) -> SimpleNamespace:
+        self._check(name, assignment)
+        return SimpleNamespace(name=name, kernelspec=self.kernelspec, source_cells=list(self.cells.values()),
+                               grade_cells=self.grade_cells, solution_cells=self.solution_cells,
+                               task_cells=self.task_cells)
+
+    def find_source_cell(self, name: str, notebook: str, assignment: str) -> SimpleNamespace:
+        from nbgrader.api import MissingEntry
+
+        self._check(notebook, assignment)
+        if name not in self.cells:
+            raise MissingEntry()
+        return self.cells[name]
+
+    def find_graded_cell(self, name: str, notebook: str, assignment: str) -> SimpleNamespace:
+        from nbgrader.api import MissingEntry
+
+        self._check(notebook, assignment)
+        for c in self.grade_cells + self.task_cells:  # nbgrader looks for a grade cell first, then a task cell
+            if c.name == name:
+                return c
+        raise MissingEntry()
 
 
-def sanitise(path: Path, chapter: str, notebook: str, db_url: str, known: dict[str, dict] | None = None,
-             points: dict[str, float] | None = None) -> Sanitised:
-    """Read and sanitise one submitted notebook with nbgrader's preprocessors."""
-    from nbgrader.preprocessors import (
-        CheckCellMetadata,
-        ClearOutput,
-        DeduplicateIds,
-        OverwriteCells,
-        OverwriteKernelspec,
-    )
+def source_cells(db_url: str, chapter: str, notebook: str) -> tuple[dict[str, dict], dict[str, float]]:
+    """The nbgrader metadata the gradebook holds for each cell of a notebook, and each test cell's points."""
+    book = SourceBook(db_url, chapter, notebook)
+    return book.known, book.points
 
-    if known is None or points is None:
-        known, points = source_cells(db_url, chapter, notebook)
+
+def _overwrite_cells(book: SourceBook):
+    """nbgrader's OverwriteCells (add_missing_cells on), reading `book` instead of opening the gradebook."""
+    from nbgrader.preprocessors import NbGraderPreprocessor, OverwriteCells
+
+    class Overwrite(OverwriteCells):
+        def preprocess(self, nb, resources):  # OverwriteCells.preprocess, with `book` for Gradebook(db_url)
+            self.notebook_id = resources["nbgrader"]["notebook"]
+            self.assignment_id = resources["nbgrader"]["assignment"]
+            self.db_url = resources["nbgrader"]["db_url"]
+            self.gradebook = book
+            nb, resources = NbGraderPreprocessor.preprocess(self, nb, resources)
+            nb, resources = self.add_missing_grade_cells(nb, resources)
+            return self.add_missing_task_cells(nb, resources)
+
+    return Overwrite(add_missing_cells=True)
+
+
+def _overwrite_kernelspec(nb: NotebookNode, book: SourceBook) -> None:
+    """nbgrader's OverwriteKernelspec, from `book`."""
+    kernelspec = json.loads(book.kernelspec) if book.kernelspec is not None else None
+    if kernelspec:
+        nb.metadata["kernelspec"] = kernelspec
+
+
+@lru_cache(maxsize=1)
+def _metadata_validator():
+    from nbgrader.nbgraderformat import MetadataValidator
+
+    return MetadataValidator()
+
+
+_VALID_METADATA: set[tuple[str, str]] = set()  # (cell type, metadata as JSON) that nbgrader's check passed
+
+
+def _check_cell_metadata(nb: NotebookNode) -> None:
+    """nbgrader's CheckCellMetadata (its MetadataValidator on every cell, then unique grade ids). A cell's
+    check depends only on its type and metadata, which the pre-pass rebuilt from the gradebook, so each
+    distinct pair is checked once per process (jsonschema re-checks the schema itself on every call)."""
+    from nbgrader.nbgraderformat import ValidationError
+
+    validator = _metadata_validator()
+    try:
+        for cell in nb.cells:
+            if "nbgrader" not in cell.metadata:
+                continue
+            key = (cell.cell_type, json.dumps(cell.metadata["nbgrader"], sort_keys=True, default=repr))
+            if key not in _VALID_METADATA:
+                validator.validate_cell(cell)
+                if len(_VALID_METADATA) > 10_000:
+                    _VALID_METADATA.clear()
+                _VALID_METADATA.add(key)
+        ids = set()
+        for cell in nb.cells:  # MetadataValidatorV3.validate_nb's own check after the cells
+            if "nbgrader" not in cell.metadata:
+                continue
+            md = cell.metadata["nbgrader"]
+            if md["grade"] or md["solution"] or md["locked"]:
+                if md["grade_id"] in ids:
+                    raise ValidationError(f"Duplicate grade id: {md['grade_id']}")
+                ids.add(md["grade_id"])
+    except ValidationError:
+        raise ValidationError("Notebook failed to validate; the nbgrader metadata may be corrupted.") from None
+
+
+def sanitise(path: Path, chapter: str, notebook: str, db_url: str, book: SourceBook | None = None) -> Sanitised:
+    """Read and sanitise one submitted notebook with nbgrader's preprocessors. `book` (from the gradebook at
+    `db_url`) is read once for a batch; without it, it is read now."""
+    from nbgrader.preprocessors import ClearOutput, DeduplicateIds
+
+    if book is None:
+        book = SourceBook(db_url, chapter, notebook)
+    known, points = book.known, book.points
     nb = read_notebook(path)
     notes: list[str] = []
     try:
@@ -287,14 +390,17 @@ def sanitise(path: Path, chapter: str, notebook: str, db_url: str, known: dict[s
     except (AttributeError, TypeError, ValueError, KeyError) as exc:  # e.g. a "cell" that is a number
         raise SanitiseError("not a readable notebook: it holds something that is not a notebook cell "
                             f"({type(exc).__name__}: {str(exc)[:200]})") from None
-    _restore_missing(nb, known, notes, db_url, chapter, notebook)
+    _restore_missing(nb, book, notes)
     resources = {"nbgrader": {"notebook": notebook, "assignment": chapter, "db_url": db_url, "student": "-"}}
-    steps = [ClearOutput(), DeduplicateIds(), OverwriteKernelspec(), OverwriteCells(add_missing_cells=True),
-             CheckCellMetadata()]
     try:
-        for step in steps:
+        for step in (ClearOutput(), DeduplicateIds()):
             step.log = _QUIET
             nb, resources = step.preprocess(nb, resources)
+        _overwrite_kernelspec(nb, book)
+        step = _overwrite_cells(book)
+        step.log = _QUIET
+        nb, resources = step.preprocess(nb, resources)
+        _check_cell_metadata(nb)
     except Exception as exc:  # not expected after the pre-pass; one line, never nbgrader's traceback
         first = (str(exc).strip().splitlines() or [""])[0][:200]
         raise SanitiseError(f"nbgrader could not restore its cells ({type(exc).__name__}: {first})") from None
