@@ -11,6 +11,8 @@ notebooks formgrader renders) is sanitised with maintained libraries, never a ha
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import bleach
 from bleach.css_sanitizer import CSSSanitizer
 from nbformat import NotebookNode
@@ -52,12 +54,37 @@ def safe_html(html: str) -> str:
     return _CLEANER.clean(html)
 
 
+# What nbconvert's SanitizeHTML passes to `bleach.clean` on every call (which builds a new Cleaner each time),
+# as one Cleaner: bleach's default protocols, comments stripped, no CSS property allowed.
+_NOTEBOOK_CLEANER = bleach.Cleaner(tags=sorted(TAGS), attributes=_attribute, protocols=bleach.ALLOWED_PROTOCOLS,
+                                   strip=True, strip_comments=True,
+                                   css_sanitizer=CSSSanitizer(allowed_css_properties=[]))
+CACHED_CHARS = 64 * 1024  # longer strings are cleaned each time (the cache holds at most 1024 entries)
+
+
+@lru_cache(maxsize=1024)
+def _clean_cached(text: str) -> str:
+    return _NOTEBOOK_CLEANER.clean(text)
+
+
+def _notebook_clean(text):
+    """SanitizeHTML's cleaning, remembered: cleaning is a pure function of the text, and a chapter's markdown
+    cells (the lesson's prose) and common HTML outputs are the same in every submission."""
+    if type(text) is str and len(text) <= CACHED_CHARS:
+        return _clean_cached(text)
+    return _NOTEBOOK_CLEANER.clean(text)
+
+
 def safe_notebook(nb: NotebookNode) -> NotebookNode:
     """`nb`, changed in place and returned, as nbconvert's SanitizeHTML leaves it with the allowlists above."""
     from nbconvert.preprocessors.sanitize import SanitizeHTML
 
-    step = SanitizeHTML(tags=sorted(TAGS), attributes=_attribute, strip=True, styles=[],
-                        safe_output_keys=SAFE_OUTPUT_KEYS, sanitized_output_types={"text/html", "text/markdown"})
+    class Sanitize(SanitizeHTML):
+        def sanitize_html_tags(self, html_str):  # the same cleaning, one Cleaner, remembered
+            return _notebook_clean(html_str)
+
+    step = Sanitize(tags=sorted(TAGS), attributes=_attribute, strip=True, styles=[],
+                    safe_output_keys=SAFE_OUTPUT_KEYS, sanitized_output_types={"text/html", "text/markdown"})
     nb.get("metadata", {}).pop("widgets", None)  # nbconvert writes widget state into script tags
     for cell in nb.cells:
         for att in (cell.get("attachments") or {}).values():  # images in markdown: PNG/JPEG only, never SVG
