@@ -101,7 +101,18 @@ def _schema_validator():
 
 
 def _metadata_problem(md: dict) -> str | None:
-    """What is wrong with a learner's nbgrader metadata, in a few words (None: nothing)."""
+    """What is wrong with a learner's nbgrader metadata, in a few words (None: nothing). Most learners'
+    metadata is the released notebook's, so the answer for short metadata is remembered."""
+    text = json.dumps(md, sort_keys=True, default=repr)
+    return _problem_of(text) if len(text) <= 4096 else _problem(md)
+
+
+@lru_cache(maxsize=1024)
+def _problem_of(text: str) -> str | None:
+    return _problem(json.loads(text))
+
+
+def _problem(md: dict) -> str | None:
     schema, validator = _schema_validator()
     extra = sorted(str(k) for k in md if k not in schema["properties"])
     if extra:
