@@ -10,6 +10,7 @@ a flag), the student counts as not recorded (`autograde` exits 1) and a plain re
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import os
 import re
@@ -75,8 +76,8 @@ class Outcome(dict):
         super().__init__()
         self.not_recorded: dict[str, str] = {}
         self.warnings: list[str] = []
-        # seconds: "start_up" (workers warm, gradebook ready, the solutions run and read back) and
-        # "grading" (the submissions), for `autograde --timings` and benchmarks/grading_speed.py
+        # seconds: "start_up" (workers warm, gradebook ready) and "grading" (the solutions, run alongside the
+        # first submissions, and the submissions), for `autograde --timings` and benchmarks/grading_speed.py
         self.timings: dict[str, float] = {}
 
 
@@ -265,15 +266,10 @@ def autograde(course: Course, chapter: str, workers: int | None = None, schedule
         outcome.timings["workers_ready"] = round(time.monotonic() - began, 3)  # part of start_up
         refs = {}
         files = chapter_files(course, chapter)
+        # The solutions go first in the same stream as the submissions, not as a barrier before them: a worker
+        # done with its solution starts on a submission. A student is judged once every solution is back.
         ref_jobs = [Job(("", nb), _cells(sol), seed, list(sol.grade_cells.values()), files)
                     for nb, sol in sols.items()]
-        ref_raw = {job.key[1]: (job, raw) for job, raw in pool.run(ref_jobs)}
-        again = [job for job, raw in ref_raw.values() if raw.status in GRADER_SIDE]
-        # a worker lost on the solution is the grader's trouble: once more
-        ref_raw.update({job.key[1]: (job, raw) for job, raw in pool.run(again)})
-        for nb, (_job, raw) in ref_raw.items():
-            report_library(raw)
-            refs[nb] = reference_values(sols[nb], raw)
         pending = {s: Pending() for s in todo}
         ready = time.monotonic()
         outcome.timings["start_up"] = round(ready - began, 3)
@@ -281,7 +277,7 @@ def autograde(course: Course, chapter: str, workers: int | None = None, schedule
 
         def maybe_finish(s: str) -> None:
             p = pending.get(s)
-            if p is None or not p.sanitising_done or len(p.raw) < len(p.sanitised):
+            if p is None or len(refs) < len(sols) or not p.sanitising_done or len(p.raw) < len(p.sanitised):
                 return
             del pending[s]
             try:
@@ -315,18 +311,26 @@ def autograde(course: Course, chapter: str, workers: int | None = None, schedule
                 pending[s].sanitising_done = True
                 maybe_finish(s)  # results may all be in already, or there was nothing to run
 
+        def take(job: Job, raw: RawResult) -> None:
+            if job.key[0] == "":  # a solution
+                refs[job.key[1]] = reference_values(sols[job.key[1]], raw)
+                if len(refs) == len(sols):
+                    for s in list(pending):
+                        maybe_finish(s)
+                return
+            pending[job.key[0]].raw[job.key[1]] = raw
+            maybe_finish(job.key[0])
+
         retry: list[Job] = []
-        for job, raw in pool.run(jobs()):
+        for job, raw in pool.run(itertools.chain(ref_jobs, jobs())):
             report_library(raw)
             if raw.status in GRADER_SIDE:  # the grader's trouble, not the learner's: once more, after the rest
                 retry.append(job)
                 continue
-            pending[job.key[0]].raw[job.key[1]] = raw
-            maybe_finish(job.key[0])
+            take(job, raw)
         for job, raw in pool.run(retry):
             report_library(raw)
-            pending[job.key[0]].raw[job.key[1]] = raw
-            maybe_finish(job.key[0])
+            take(job, raw)
     finally:
         pool.close()
         gradebook.close()
