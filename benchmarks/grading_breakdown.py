@@ -105,14 +105,19 @@ def _instrument(w, shell, log_path: str) -> None:
     acc: dict[str, float] = {}
     clock = time.perf_counter
 
-    def timed(name, fn):
-        def wrapper(*a, **k):
-            t = clock()
-            try:
-                return fn(*a, **k)
-            finally:
-                acc[name] = acc.get(name, 0.0) + clock() - t
-        return wrapper
+    def timer(totals: dict[str, float]):
+        """`timed(name, fn)`: fn, adding the seconds of each call to totals[name]."""
+        def timed(name, fn):
+            def wrapper(*a, **k):
+                t = clock()
+                try:
+                    return fn(*a, **k)
+                finally:
+                    totals[name] = totals.get(name, 0.0) + clock() - t
+            return wrapper
+        return timed
+
+    timed = timer(acc)  # the child's totals, written to log_path
 
     def flush() -> None:
         with open(log_path, "w") as f:
@@ -136,19 +141,19 @@ def _instrument(w, shell, log_path: str) -> None:
 
     real_run_cell, real_hidden = shell.run_cell, w._run_hidden
 
-    def run_cell(*a, **k):
-        try:
-            return timed("cells", real_run_cell)(*a, **k)
-        finally:
-            acc["t_last"] = clock()
-            flush()
+    def cell_step(name, fn):
+        """fn timed as `name`; after it, the moment it ended and the totals so far go to log_path."""
+        fn = timed(name, fn)
 
-    def hidden(*a, **k):
-        try:
-            return timed("hidden", real_hidden)(*a, **k)
-        finally:
-            acc["t_last"] = clock()
-            flush()
+        def wrapper(*a, **k):
+            try:
+                return fn(*a, **k)
+            finally:
+                acc["t_last"] = clock()
+                flush()
+        return wrapper
+
+    run_cell, hidden = cell_step("cells", real_run_cell), cell_step("hidden", real_hidden)
 
     w.run_child, w._serve_cells, w.make_guard, w._run_hidden = run_child, serve, guard, hidden
     shell.run_cell = run_cell
@@ -156,16 +161,7 @@ def _instrument(w, shell, log_path: str) -> None:
     for name in ("stream", "display", "error"):
         setattr(w._Collector, name, timed("capture", getattr(w._Collector, name)))
     parent: dict[str, float] = {}
-
-    def ptimed(name, fn):
-        def wrapper(*a, **k):
-            t = clock()
-            try:
-                return fn(*a, **k)
-            finally:
-                parent[name] = parent.get(name, 0.0) + clock() - t
-        return wrapper
-
+    ptimed = timer(parent)  # the warm worker's side of the job, read back after run_job
     w._channel_holders = ptimed("channel_checks", w._channel_holders)
     w._kill_uid = ptimed("kill", w._kill_uid)
     w._sweep = ptimed("sweep", w._sweep)
