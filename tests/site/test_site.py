@@ -5,6 +5,7 @@ The browser tests (tests/browser) load the same learner build in Chromium.
 
 from __future__ import annotations
 
+import functools
 import html
 import json
 import re
@@ -55,6 +56,17 @@ def source(cell: dict) -> str:
     return "".join(s) if isinstance(s, list) else s
 
 
+@functools.cache
+def _course_site():
+    """The site's Sphinx extension (book/_ext is not a package), loaded once."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("course_site", ROOT / "book" / "_ext" / "course_site.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def executed_cells(site, doc: str, instructor: bool = False) -> list[dict]:
     """The notebook's cells with the outputs the build used, from the build's execution cache.
 
@@ -62,15 +74,10 @@ def executed_cells(site, doc: str, instructor: bool = False) -> list[dict]:
     from the cache, so the cache itself is the record of what was executed.) The cache is keyed by the
     notebook the site executes, which the site's extension prepares from the source (book/_ext).
     """
-    import importlib.util
-
     import nbformat
     from jupyter_cache import get_cache
 
-    spec = importlib.util.spec_from_file_location("course_site", ROOT / "book" / "_ext" / "course_site.py")
-    course_site = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(course_site)
-    nb = course_site.prepared(json.loads((ROOT / f"{doc}.ipynb").read_text(encoding="utf-8")), instructor)
+    nb = _course_site().prepared(json.loads((ROOT / f"{doc}.ipynb").read_text(encoding="utf-8")), instructor)
     cache = get_cache(site.out / "_build" / ".jupyter_cache")
     _, merged = cache.merge_match_into_notebook(nbformat.from_dict(nb))
     return [dict(c) for c in merged.cells]
