@@ -212,8 +212,10 @@ def _run_inner(task: dict) -> dict:
     with tempfile.TemporaryDirectory(prefix="torchcourse-breakdown-") as tmp:
         src, dst = Path(tmp) / "task.json", Path(tmp) / "out.json"
         src.write_text(json.dumps(task))
-        env = {"PATH": "/usr/bin:/bin", "HOME": tmp, "MPLCONFIGDIR": f"{tmp}/mpl", "IPYTHONDIR": f"{tmp}/ipy",
-               "PYTHONDONTWRITEBYTECODE": "1", "MPLBACKEND": "Agg", "LANG": "C.UTF-8"}
+        sys.path.insert(0, str(REPO))
+        from grader.sandbox import _worker_env
+
+        env = {**_worker_env(), "HOME": tmp, "MPLCONFIGDIR": f"{tmp}/mpl", "IPYTHONDIR": f"{tmp}/ipy"}
         python = str(Path(sys.prefix) / "bin" / "python")
         done = subprocess.run([python, "-I", str(Path(__file__).resolve()), "--inner", str(src),
                                "--inner-out", str(dst)], env=env, capture_output=True, text=True, timeout=1800)

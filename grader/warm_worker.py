@@ -779,6 +779,11 @@ def _run_hidden(source: str, nonce: str, state: dict, check, collect, user_ns: d
 
 # --------------------------------------------------------------------------- the parent
 
+# setresuid(2) as a raw system call changes only the calling thread's ids (glibc's wrapper changes every
+# thread's); its number where this is known, else the fork below is used.
+SYS_SETRESUID = {"x86_64": 117, "aarch64": 147}.get(os.uname().machine)
+
+
 def _kill_uid(uid: int | None, pid: int) -> None:
     """Kill every process of the job: all of its uid when it has one, else its process group."""
     if uid is None:
@@ -787,7 +792,16 @@ def _kill_uid(uid: int | None, pid: int) -> None:
         except OSError:
             pass
         return
-    helper = os.fork()
+    if SYS_SETRESUID is not None:
+        import threading
+
+        done: list[bool] = []
+        helper = threading.Thread(target=_kill_as, args=(uid, done))
+        helper.start()
+        helper.join()
+        if done:
+            return
+    helper = os.fork()  # a whole copy of this process: about 10 ms more than the thread above
     if helper == 0:
         try:
             os.setresuid(uid, uid, uid)
@@ -795,6 +809,21 @@ def _kill_uid(uid: int | None, pid: int) -> None:
         finally:
             os._exit(0)
     os.waitpid(helper, 0)
+
+
+def _kill_as(uid: int, done: list[bool]) -> None:
+    """In a thread of its own: take the job's uid as real and effective id (this thread only; the process's
+    main thread, which signals to the worker are checked against, stays root), kill every process that uid
+    may signal but this one, and end; the thread's ids go with it. The saved id stays 0, so that the ids
+    could be restored; the effective capabilities are gone while the uid is the job's, so the kill reaches
+    the job's processes and no others."""
+    if _libc.syscall(SYS_SETRESUID, uid, uid, 0) != 0:
+        return
+    try:
+        os.kill(-1, signal.SIGKILL)
+    except OSError:
+        pass  # ESRCH: nothing of the job was left
+    done.append(True)
 
 
 def _sweep(uid: int | None) -> None:
