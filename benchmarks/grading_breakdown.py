@@ -173,6 +173,7 @@ def _inner(args) -> None:
     w = _load_worker()
     shell = w.make_shell()
     snap = w._snapshot()
+    w.settle()  # as the worker does before its first job
     task = json.loads(Path(args.inner).read_text())
     out: dict = {"limit": {}, "jobs": []}
     for _ in range(task["repeat"]):

@@ -607,7 +607,9 @@ def _seed_everything(seed: int) -> None:
 
     random.seed(derived("random", 63))
     numpy.random.seed(derived("numpy", 32))
-    torch.manual_seed(derived("torch", 63))
+    # The sandbox shows no accelerator, so the CPU generator is all torch.manual_seed would seed; seeding it
+    # directly skips manual_seed's per-device imports and checks (2-4 ms in a freshly forked child).
+    torch.default_generator.manual_seed(derived("torch", 63))
     if torchcourse is not None:
         torchcourse.grading.set_seed(seed, secret=True)
 
@@ -1153,6 +1155,17 @@ def run_job(shell: GradeShell, spec: dict, snap: dict) -> dict:
     return reply
 
 
+def settle() -> None:
+    """The last step before the first fork: pay for lazy set-up here, once, not in every child, and move
+    everything alive now out of the garbage collector's reach (gc.freeze). A collection in a child then
+    never walks, and so never copies, the pages of the warm process's objects; those objects live as long
+    as the worker anyway. Measured on chapter 1's six solution notebooks: their cells about 5% faster."""
+    import gc
+
+    _seed_everything(0)
+    gc.freeze()  # no collection first: it took 0.2 s of start-up and found 25 objects
+
+
 def _oom_score(value: str) -> None:
     try:
         with open("/proc/self/oom_score_adj", "w") as f:
@@ -1167,6 +1180,7 @@ def main() -> None:
     shell = make_shell()
     snap = _snapshot()
     job_ns = _job_namespaces_here()
+    settle()
     out = sys.stdout
     out.write(json.dumps({"ready": True, "pid": os.getpid(), "uid": os.getuid(), "torch": torch.__version__,
                           "preload_errors": PRELOAD_ERRORS, "job_ns": job_ns}) + "\n")
