@@ -1,0 +1,64 @@
+"""The end of a job kills every process of its uid from a thread of the warm worker that takes that uid for
+itself (no fork of the worker): the job's processes die, the worker's own ids stay root in every thread."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+WORKER = Path(__file__).resolve().parents[2] / "grader" / "warm_worker.py"
+
+SCRIPT = r"""
+import importlib.util, os, signal, subprocess, sys, time
+spec = importlib.util.spec_from_file_location("warm_worker", sys.argv[1])
+w = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(w)
+uid = 1_999_999_001
+# Two processes of the job's uid: one in its own session (as `setsid` from a cell would make), one orphaned.
+a = subprocess.Popen(["sleep", "120"], user=uid, group=uid, start_new_session=True)
+b = subprocess.Popen(["sh", "-c", "sleep 120 & echo $!"], user=uid, group=uid, stdout=subprocess.PIPE, text=True)
+orphan = int(b.stdout.readline())
+b.wait()
+mine = subprocess.Popen(["sleep", "120"])  # root's, like the worker: must survive
+
+def forbidden():
+    raise AssertionError("the worker forked for the kill")
+
+if w.SYS_SETRESUID is not None:
+    os.fork = forbidden
+w._kill_uid(uid, a.pid)
+a.wait(timeout=10)
+for _ in range(100):
+    try:
+        os.kill(orphan, 0)
+    except ProcessLookupError:
+        break
+    time.sleep(0.05)
+else:
+    raise AssertionError("the orphan of the job's uid survived")
+assert mine.poll() is None, "a root process was killed"
+mine.kill()
+ids = set()
+for task in os.listdir("/proc/self/task"):
+    with open(f"/proc/self/task/{task}/status") as f:
+        ids |= {tuple(line.split()[1:]) for line in f if line.startswith("Uid:")}
+assert os.getresuid() == (0, 0, 0) and ids == {("0", "0", "0", "0")}, (os.getresuid(), ids)
+print("ok", a.returncode, "thread" if w.SYS_SETRESUID is not None else "fork")
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root: the worker kills a uid of its own")
+def test_a_jobs_processes_are_killed_and_the_worker_stays_root(tmp_path):
+    script = tmp_path / "kill.py"
+    script.write_text(SCRIPT)
+    done = subprocess.run([sys.executable, "-I", str(script), str(WORKER)], capture_output=True, text=True,
+                          timeout=120, env={"PATH": "/usr/bin:/bin", "MPLBACKEND": "Agg", "HOME": str(tmp_path)},
+                          cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+    assert done.stdout.split()[:2] == ["ok", "-9"], done.stdout
+    if os.uname().machine in ("x86_64", "aarch64"):
+        assert done.stdout.split()[2] == "thread", done.stdout
