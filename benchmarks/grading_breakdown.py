@@ -176,6 +176,10 @@ def _inner(args) -> None:
     w.settle()  # as the worker does before its first job
     task = json.loads(Path(args.inner).read_text())
     out: dict = {"limit": {}, "jobs": []}
+    if task.get("together"):  # one of several processes started at once: see parallel_limit()
+        out["together"] = _inner_together(w, shell, task)
+        Path(args.inner_out).write_text(json.dumps(out))
+        return
     for _ in range(task["repeat"]):
         for nb in task["limit"]:
             for png in (True, False):
@@ -208,18 +212,37 @@ def _inner(args) -> None:
     Path(args.inner_out).write_text(json.dumps(out))
 
 
+def _inner_together(w, shell, task: dict) -> dict:
+    """Say ready, wait for the go file, then run the chapter's notebooks `rounds` times (PNG figures, each
+    notebook in a forked child as in the limit); the monotonic clock (one for the machine) at go and at the end."""
+    folder, sync = Path(task["folder"]), Path(task["together"])
+    (sync / f"ready-{os.getpid()}").touch()
+    while not (sync / "go").exists():
+        time.sleep(0.005)
+    start, failed = time.monotonic(), 0
+    for _ in range(task["rounds"]):
+        for nb in task["limit"]:
+            failed += _inner_limit(w, shell, folder, nb["cells"], True).get("failed", 1)
+    return {"start": start, "end": time.monotonic(), "failed": failed}
+
+
+def _inner_command(task: dict, tmp: str) -> tuple[list[str], dict, Path]:
+    """The command line and environment of one warm process (as the sandbox gives the worker), and its output."""
+    src, dst = Path(tmp) / f"task-{id(task)}.json", Path(tmp) / f"out-{id(task)}.json"
+    src.write_text(json.dumps(task))
+    sys.path.insert(0, str(REPO))
+    from grader.sandbox import _worker_env
+
+    env = {**_worker_env(), "HOME": tmp, "MPLCONFIGDIR": f"{tmp}/mpl", "IPYTHONDIR": f"{tmp}/ipy"}
+    python = str(Path(sys.prefix) / "bin" / "python")
+    return [python, "-I", str(Path(__file__).resolve()), "--inner", str(src), "--inner-out", str(dst)], env, dst
+
+
 def _run_inner(task: dict) -> dict:
     """Run the warm-process part in a fresh `python -I` process, environment as the sandbox gives the worker."""
     with tempfile.TemporaryDirectory(prefix="torchcourse-breakdown-") as tmp:
-        src, dst = Path(tmp) / "task.json", Path(tmp) / "out.json"
-        src.write_text(json.dumps(task))
-        sys.path.insert(0, str(REPO))
-        from grader.sandbox import _worker_env
-
-        env = {**_worker_env(), "HOME": tmp, "MPLCONFIGDIR": f"{tmp}/mpl", "IPYTHONDIR": f"{tmp}/ipy"}
-        python = str(Path(sys.prefix) / "bin" / "python")
-        done = subprocess.run([python, "-I", str(Path(__file__).resolve()), "--inner", str(src),
-                               "--inner-out", str(dst)], env=env, capture_output=True, text=True, timeout=1800)
+        cmd, env, dst = _inner_command(task, tmp)
+        done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=1800)
         if done.returncode != 0 or not dst.exists():
             raise RuntimeError(f"the warm process failed:\n{done.stderr[-3000:]}")
         return json.loads(dst.read_text())
@@ -252,6 +275,46 @@ def limit(chapter: str, repeat: int = 3, solutions: Path = REPO / "solutions") -
         out[name] = row
     out["*"] = {k: sum(r[k] for r in out.values()) for k in next(iter(out.values()))}
     return out
+
+
+def parallel_limit(chapter: str, processes: int, rounds: int = 4,
+                   solutions: Path = REPO / "solutions") -> dict[str, float]:
+    """The limit on this machine's cores together: `processes` warm single-threaded processes started at once,
+    each running the chapter's solution notebooks `rounds` times as `limit` does (PNG figures). Seconds per
+    submission per process ("per_submission"): N submissions cannot take less than N / processes times it.
+    On a machine whose cores slow each other down (shared caches, hyperthreads, a busy host) this is above
+    the single-process limit; "scaling" is how many times one process's throughput `processes` give."""
+    folder = solutions / chapter
+    cells = [{"name": p.stem, "cells": _code_cells(p)} for p in sorted(folder.glob("*.ipynb"))]
+    with tempfile.TemporaryDirectory(prefix="torchcourse-together-") as tmp:
+        sync = Path(tmp) / "sync"
+        sync.mkdir()
+        task = {"folder": str(folder), "limit": cells, "rounds": rounds, "together": str(sync)}
+        procs = []
+        for k in range(processes):
+            cmd, env, dst = _inner_command({**task, "k": k}, tmp)
+            procs.append((subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                           text=True), dst))
+        deadline = time.monotonic() + 300
+        while len(list(sync.glob("ready-*"))) < processes:
+            if time.monotonic() > deadline or any(p.poll() is not None for p, _ in procs):
+                for p, _ in procs:
+                    p.kill()
+                raise RuntimeError("a warm process did not start: " + "".join(p.stderr.read()[-2000:]
+                                                                               for p, _ in procs if p.poll()))
+            time.sleep(0.02)
+        (sync / "go").touch()
+        runs = []
+        for p, dst in procs:
+            _, err = p.communicate(timeout=1800)
+            if p.returncode != 0 or not dst.exists():
+                raise RuntimeError(f"a warm process failed:\n{err[-3000:]}")
+            runs.append(json.loads(dst.read_text())["together"])
+    if any(r["failed"] for r in runs):
+        raise RuntimeError(f"{chapter}: the solution's cells did not all run: {runs}")
+    wall = max(r["end"] for r in runs) - min(r["start"] for r in runs)
+    single = limit(chapter, repeat=1, solutions=solutions)["*"]["png"]
+    return {"per_submission": wall / rounds, "single": single, "scaling": processes * single / (wall / rounds)}
 
 
 # --------------------------------------------------------------------------- the grader, per notebook

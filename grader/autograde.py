@@ -244,7 +244,8 @@ def autograde(course: Course, chapter: str, workers: int | None = None, schedule
     n = workers or os.cpu_count() or 1
     # Workers spend seconds importing torch: they start now, while the gradebook is brought up to date.
     pool = (DaskPool(scheduler, limits) if scheduler
-            else LocalPool(min(n, max(1, len(todo) * len(notebooks))), limits, wait=False))
+            else LocalPool(min(n, max(1, len(todo) * len(notebooks))), limits, wait=False,
+                           preload=course.library_modules(chapter)))
     records = outcome
     library: set[str] = set()
 

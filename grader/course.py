@@ -18,6 +18,7 @@ from grader.paths import CHAPTER_IDS, ROOT
 COURSE_ID = "torchcourse"
 # Student ids and file names that reach the filesystem: letters, digits, dot, dash, underscore.
 SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+LIBRARY_IMPORT = re.compile(r"\b(?:from|import)\s+(torchcourse(?:\.\w+)*)")
 
 
 @dataclass(frozen=True)
@@ -64,6 +65,17 @@ class Course:
     def notebooks(self, chapter: str) -> list[str]:
         """Notebook names (without .ipynb) of a chapter, from solutions/."""
         return sorted(p.stem for p in (self.solutions / chapter).glob("*.ipynb"))
+
+    def library_modules(self, chapter: str) -> tuple[str, ...]:
+        """The course library's modules the chapter's notebooks import (read from the notebook files as text:
+        an import statement's words survive JSON as they are), and the checks' own module, always."""
+        found = {"torchcourse.grading"}
+        for p in (self.solutions / chapter).glob("*.ipynb"):
+            try:
+                found.update(LIBRARY_IMPORT.findall(p.read_text(encoding="utf-8", errors="replace")))
+            except OSError:
+                continue
+        return tuple(sorted(found))
 
     def students(self, chapter: str) -> list[str]:
         base = self.submitted

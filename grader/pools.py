@@ -30,12 +30,12 @@ class Job:
 class LocalPool:
     """`n` warm sandbox workers on this machine (torch imported once each)."""
 
-    def __init__(self, n: int, limits: Limits, wait: bool = True) -> None:
+    def __init__(self, n: int, limits: Limits, wait: bool = True, preload: tuple[str, ...] = ()) -> None:
         self.n = max(1, int(n))
         self.limits = limits
         self.free: queue.Queue[SandboxWorker] = queue.Queue()
         # Started side by side from this (long-lived) thread; each spends seconds importing torch.
-        self.all = [SandboxWorker(limits, slot, wait=False) for slot in range(self.n)]
+        self.all = [SandboxWorker(limits, slot, wait=False, preload=preload) for slot in range(self.n)]
         if wait:
             self.wait_ready()
 

@@ -33,7 +33,7 @@ class FakePool:
 
     preload_errors: list[str] = []
 
-    def __init__(self, n, limits, wait=True):
+    def __init__(self, n, limits, wait=True, preload=()):
         self.jobs = []
 
     def wait_ready(self):

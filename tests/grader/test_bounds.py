@@ -63,7 +63,7 @@ class FloodPool:
 
     path = None
 
-    def __init__(self, n, limits, wait=True):
+    def __init__(self, n, limits, wait=True, preload=()):
         pass
 
     def wait_ready(self):

@@ -21,7 +21,7 @@ class DyingPool:
     dies: dict[str, int] = {}
     attempts: list[str] = []
 
-    def __init__(self, n, limits, wait=True):
+    def __init__(self, n, limits, wait=True, preload=()):
         pass
 
     def wait_ready(self):
