@@ -425,24 +425,40 @@ def make_guard(shell: GradeShell, snap: dict, fd: int, grading, canonical: dict)
     module_ids = [(name, mod_id) for name, (mod_id, _) in snap.items() if name not in classes]
     class_sizes = [(name, views[name], len(snap[name][1])) for name in classes if name in views]
 
+    # A namespace found as in the snapshot is not scanned again until its version moves on from the one read
+    # just before that scan (builtins and sys move once a cell, not once an emitted value); the same for the
+    # notebook's names, with sys.modules beside them.
+    clean: dict[str, int] = {}
+    ns_tags = (_dict_version(user_ns), _dict_version(modules))
+
     def changed() -> list[str]:
         found = []
         for name, view, attrs, (tag, then) in scans:
-            if tag is not None and tag.value == then:
-                continue
-            found += [label for key, ident in attrs.items() if id(view.get(key, changed)) != ident
-                      and key not in skipped and (label := f"{name}.{key}") not in TRAPPED]
+            if tag is not None:
+                now = tag.value
+                if now == then or clean.get(name) == now:
+                    continue
+            diff = [label for key, ident in attrs.items() if id(view.get(key, changed)) != ident
+                    and key not in skipped and (label := f"{name}.{key}") not in TRAPPED]
+            if diff:
+                found += diff
+            elif tag is not None:
+                clean[name] = now
         found += [f"sys.modules[{name!r}] replaced" for name, mod_id in module_ids if id(modules.get(name)) != mod_id]
         for name, view, size in class_sizes:  # an attribute added to a class (shadowing TensorBase's, say)
             if len(view) != size:
                 found += [f"{name}.{k} added" for k in view if k not in snap[name][1]]
-        for name, lib in libraries.items():
-            if name in user_ns and user_ns[name] is not lib:
-                found.append(f"the notebook's name {name!r} is not the {lib.__name__} module")
-        for name, value in list(user_ns.items()):
-            if type(value) is Module and getattr(value, "__name__", None) in modules \
-                    and modules[value.__name__] is not value:
-                found.append(f"the notebook's name {name!r} is not the module it claims")
+        now_ns = tuple(t.value for t in ns_tags) if None not in ns_tags else None
+        if now_ns is None or clean.get(" notebook") != now_ns:
+            wrong = [f"the notebook's name {name!r} is not the {lib.__name__} module"
+                     for name, lib in libraries.items() if name in user_ns and user_ns[name] is not lib]
+            wrong += [f"the notebook's name {name!r} is not the module it claims"
+                      for name, value in list(user_ns.items()) if type(value) is Module
+                      and getattr(value, "__name__", None) in modules and modules[value.__name__] is not value]
+            if wrong:
+                found += wrong
+            elif now_ns is not None:
+                clean[" notebook"] = now_ns
         ns = state.get("ns")  # a running hidden block's namespace: reachable through a function it passed on
         if ns is not None:
             found += [f"the hidden block's name {k!r} rebound" for k, v in canonical.items()
