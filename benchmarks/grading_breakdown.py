@@ -313,7 +313,7 @@ def parallel_limit(chapter: str, processes: int, rounds: int = 4,
     if any(r["failed"] for r in runs):
         raise RuntimeError(f"{chapter}: the solution's cells did not all run: {runs}")
     wall = max(r["end"] for r in runs) - min(r["start"] for r in runs)
-    single = limit(chapter, repeat=1, solutions=solutions)["*"]["png"]
+    single = limit(chapter, repeat=1, solutions=solutions)["*"]["png"]  # just after: the host's speed drifts
     return {"per_submission": wall / rounds, "single": single, "scaling": processes * single / (wall / rounds)}
 
 

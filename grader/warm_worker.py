@@ -228,15 +228,21 @@ def _one_module_walk(format_traceback):
     """`format_traceback` with inspect.getmodule remembered for the length of one call. IPython asks it for
     every frame of a traceback (to skip its own), and for a notebook cell's frame, which no module's file is,
     getmodule walks all of sys.modules (about 2,700 here) each time: 14 walks, some 30 ms, for a failed check.
-    Within one call sys.modules stays as it is, so each answer is the one getmodule would give."""
+    Within one call sys.modules stays as it is, so each answer is the one getmodule would give. A getmodule
+    the notebook put there itself is left alone, and so is one already swapped by a call in progress."""
     import inspect
 
+    real = inspect.getmodule
+    code_type = type(_one_module_walk.__code__)
+
     def formatted(*args, **kwargs):
-        real, known = inspect.getmodule, {}
+        if inspect.getmodule is not real:
+            return format_traceback(*args, **kwargs)
+        known: dict[str, object] = {}
 
         def getmodule(obj, _filename=None):
             code = getattr(obj, "f_code", None)
-            if type(code) is not type(getmodule.__code__) or _filename is not None:
+            if type(code) is not code_type or _filename is not None:
                 return real(obj, _filename)
             if code.co_filename not in known:
                 known[code.co_filename] = real(obj)

@@ -1,0 +1,63 @@
+"""The warm worker's traceback shortcuts change only the cost: a failed check's traceback reads exactly as
+IPython's own formatter writes it, inspect.getmodule is the real one again afterwards, and a getmodule the
+notebook installed itself is used and left in place."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+WORKER = Path(__file__).resolve().parents[2] / "grader" / "warm_worker.py"
+
+SCRIPT = r"""
+import importlib.util, inspect, json, sys
+spec = importlib.util.spec_from_file_location("warm_worker", sys.argv[1])
+w = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(w)
+real = inspect.getmodule
+shell = w.make_shell()
+tb = shell.InteractiveTB
+assert inspect.getmodule is real
+
+cell = (
+    "from torchcourse.grading import expect_equal\n"
+    "def answer(x):\n"
+    "    return x + 1\n"
+    "expect_equal(answer(1), 3, call='answer(1)')\n"
+)
+
+def traceback_of(fmt):
+    w.COLLECT.reset()
+    shell.run_cell(cell, store_history=False)
+    errors = [o for o in w.COLLECT.outputs if o["output_type"] == "error"]
+    assert len(errors) == 1 and errors[0]["ename"] == "CheckFailed", w.COLLECT.outputs
+    return errors[0]["traceback"]
+
+fast = traceback_of(tb.structured_traceback)
+assert inspect.getmodule is real, "getmodule was not restored"
+# IPython's own formatter, unwrapped (the instance attribute hides the class's method)
+del tb.structured_traceback
+plain = traceback_of(tb.structured_traceback)
+assert fast == plain, "the traceback text differs"
+
+# A getmodule of the notebook's own is called as it is, and stays.
+tb.structured_traceback = w._one_module_walk(tb.structured_traceback)
+calls = []
+def mine(obj, _filename=None):
+    calls.append(1)
+    return real(obj, _filename)
+inspect.getmodule = mine
+assert traceback_of(tb.structured_traceback) == plain
+assert inspect.getmodule is mine and calls, "the notebook's getmodule was replaced or not used"
+print("ok", len(plain))
+"""
+
+
+def test_a_failed_checks_traceback_reads_as_ipython_writes_it(tmp_path):
+    script = tmp_path / "tracebacks.py"
+    script.write_text(SCRIPT)
+    done = subprocess.run([sys.executable, "-I", str(script), str(WORKER)], capture_output=True, text=True,
+                          timeout=300, env={"PATH": "/usr/bin:/bin", "MPLBACKEND": "Agg", "HOME": str(tmp_path)},
+                          cwd=tmp_path)
+    assert done.returncode == 0 and done.stdout.startswith("ok"), done.stdout[-2000:] + done.stderr[-3000:]
