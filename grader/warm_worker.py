@@ -269,7 +269,8 @@ def _warm_tracebacks(shell: GradeShell) -> None:
     if expect_true is None:
         return
     try:
-        exec(compile("expect_true(False, 'warm-up')", "<ipython-input-0-warm-up>", "exec"), {"expect_true": expect_true})
+        exec(compile("expect_true(False, 'warm-up')", "<ipython-input-0-warm-up>", "exec"),
+             {"expect_true": expect_true})
     except Exception:
         shell.InteractiveTB.structured_traceback(*sys.exc_info())
 

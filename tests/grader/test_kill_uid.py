@@ -4,13 +4,10 @@ itself (no fork of the worker): the job's processes die, the worker's own ids st
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
-WORKER = Path(__file__).resolve().parents[2] / "grader" / "warm_worker.py"
+from tests.helpers.warm_worker import run_with_worker
 
 SCRIPT = r"""
 import importlib.util, os, signal, subprocess, sys, time
@@ -53,11 +50,7 @@ print("ok", a.returncode, "thread" if w.SYS_SETRESUID is not None else "fork")
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root: the worker kills a uid of its own")
 def test_a_jobs_processes_are_killed_and_the_worker_stays_root(tmp_path):
-    script = tmp_path / "kill.py"
-    script.write_text(SCRIPT)
-    done = subprocess.run([sys.executable, "-I", str(script), str(WORKER)], capture_output=True, text=True,
-                          timeout=120, env={"PATH": "/usr/bin:/bin", "MPLBACKEND": "Agg", "HOME": str(tmp_path)},
-                          cwd=tmp_path)
+    done = run_with_worker(SCRIPT, tmp_path, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr[-3000:]
     assert done.stdout.split()[:2] == ["ok", "-9"], done.stdout
     if os.uname().machine in ("x86_64", "aarch64"):

@@ -4,11 +4,7 @@ notebook installed itself is used and left in place."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from pathlib import Path
-
-WORKER = Path(__file__).resolve().parents[2] / "grader" / "warm_worker.py"
+from tests.helpers.warm_worker import run_with_worker
 
 SCRIPT = r"""
 import importlib.util, inspect, json, sys
@@ -55,9 +51,5 @@ print("ok", len(plain))
 
 
 def test_a_failed_checks_traceback_reads_as_ipython_writes_it(tmp_path):
-    script = tmp_path / "tracebacks.py"
-    script.write_text(SCRIPT)
-    done = subprocess.run([sys.executable, "-I", str(script), str(WORKER)], capture_output=True, text=True,
-                          timeout=300, env={"PATH": "/usr/bin:/bin", "MPLBACKEND": "Agg", "HOME": str(tmp_path)},
-                          cwd=tmp_path)
+    done = run_with_worker(SCRIPT, tmp_path)
     assert done.returncode == 0 and done.stdout.startswith("ok"), done.stdout[-2000:] + done.stderr[-3000:]

@@ -1,0 +1,18 @@
+"""Run a script against the warm worker's module (grader/warm_worker.py) in a fresh `python -I` process, with
+the plain environment the sandbox gives the worker; the script gets the module's path as sys.argv[1]."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+WORKER = Path(__file__).resolve().parents[2] / "grader" / "warm_worker.py"
+
+
+def run_with_worker(script: str, tmp_path: Path, timeout: float = 300) -> subprocess.CompletedProcess:
+    path = tmp_path / "script.py"
+    path.write_text(script)
+    return subprocess.run([sys.executable, "-I", str(path), str(WORKER)], capture_output=True, text=True,
+                          timeout=timeout, env={"PATH": "/usr/bin:/bin", "MPLBACKEND": "Agg", "HOME": str(tmp_path)},
+                          cwd=tmp_path)
