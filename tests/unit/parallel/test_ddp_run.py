@@ -102,4 +102,7 @@ def test_the_run_works_inside_the_graders_sandbox():
     assert result.status == "exited", result.to_dict()
     text = "".join(out.get("text", "") for out in result.cells[1]["outputs"])
     assert "RUN-OK" in text, text[-3000:]
-    assert "DDP parameters vs one process on the full batch: max difference 0.0e+00" in text
+    # Averaged half-batch gradients and one full-batch gradient round differently, by a few ulps at most
+    # (0 or 1.1e-16 depending on the CPU's kernels), as in test_two_process_ddp_matches_single_process_training.
+    line = next(ln for ln in text.splitlines() if "one process on the full batch" in ln)
+    assert float(line.rsplit(" ", 1)[1]) < 1e-12, line
