@@ -226,9 +226,10 @@ def _inner_together(w, shell, task: dict) -> dict:
     return {"start": start, "end": time.monotonic(), "failed": failed}
 
 
-def _inner_command(task: dict, tmp: str) -> tuple[list[str], dict, Path]:
-    """The command line and environment of one warm process (as the sandbox gives the worker), and its output."""
-    src, dst = Path(tmp) / f"task-{id(task)}.json", Path(tmp) / f"out-{id(task)}.json"
+def _inner_command(task: dict, tmp: str, name: str = "inner") -> tuple[list[str], dict, Path]:
+    """The command line and environment of one warm process (as the sandbox gives the worker), and its output
+    file; `name` tells apart the files of processes that share `tmp`."""
+    src, dst = Path(tmp) / f"{name}-task.json", Path(tmp) / f"{name}-out.json"
     src.write_text(json.dumps(task))
     sys.path.insert(0, str(REPO))
     from grader.sandbox import _worker_env
@@ -277,13 +278,12 @@ def limit(chapter: str, repeat: int = 3, solutions: Path = REPO / "solutions") -
     return out
 
 
-def parallel_limit(chapter: str, processes: int, rounds: int = 4,
-                   solutions: Path = REPO / "solutions") -> dict[str, float]:
+def parallel_limit(chapter: str, processes: int, rounds: int = 4, solutions: Path = REPO / "solutions") -> float:
     """The limit on this machine's cores together: `processes` warm single-threaded processes started at once,
     each running the chapter's solution notebooks `rounds` times as `limit` does (PNG figures). Seconds per
-    submission per process ("per_submission"): N submissions cannot take less than N / processes times it.
-    On a machine whose cores slow each other down (shared caches, hyperthreads, a busy host) this is above
-    the single-process limit; "scaling" is how many times one process's throughput `processes` give."""
+    submission per process: N submissions cannot take less than N / processes times it. On a machine whose
+    cores slow each other down (shared caches, hyperthreads, a busy host) this is above `limit`'s figure,
+    and processes x limit / this is how many times one process's throughput the cores together give."""
     folder = solutions / chapter
     cells = [{"name": p.stem, "cells": _code_cells(p)} for p in sorted(folder.glob("*.ipynb"))]
     with tempfile.TemporaryDirectory(prefix="torchcourse-together-") as tmp:
@@ -292,7 +292,7 @@ def parallel_limit(chapter: str, processes: int, rounds: int = 4,
         task = {"folder": str(folder), "limit": cells, "rounds": rounds, "together": str(sync)}
         procs = []
         for k in range(processes):
-            cmd, env, dst = _inner_command({**task, "k": k}, tmp)
+            cmd, env, dst = _inner_command(task, tmp, f"process-{k}")
             procs.append((subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                            text=True), dst))
         deadline = time.monotonic() + 300
@@ -312,9 +312,7 @@ def parallel_limit(chapter: str, processes: int, rounds: int = 4,
             runs.append(json.loads(dst.read_text())["together"])
     if any(r["failed"] for r in runs):
         raise RuntimeError(f"{chapter}: the solution's cells did not all run: {runs}")
-    wall = max(r["end"] for r in runs) - min(r["start"] for r in runs)
-    single = limit(chapter, repeat=1, solutions=solutions)["*"]["png"]  # just after: the host's speed drifts
-    return {"per_submission": wall / rounds, "single": single, "scaling": processes * single / (wall / rounds)}
+    return (max(r["end"] for r in runs) - min(r["start"] for r in runs)) / rounds
 
 
 # --------------------------------------------------------------------------- the grader, per notebook

@@ -143,9 +143,10 @@ def main() -> int:
         lims.append(limit(args.chapter)["*"])
         lim = {k: sum(x[k] for x in lims) / len(lims) for k in lims[0]}
         floor = args.n * lim["png"] / cores
-        per_sub = sum(t["per_submission"] for t in together) / len(together)
+        per_sub = sum(together) / len(together)
         floor_together = args.n * per_sub / cores
-        scaling = " and ".join(f"{t['scaling']:.2f}" for t in together)
+        # each cores-together run against the single-process limit measured beside it
+        scaling = " and ".join(f"{cores * one['png'] / t:.2f}" for one, t in zip(lims, together))
         print(f"limit, one submission's cells in a warm process: {lim['png']:.3f} s with PNG figures, "
               f"{lim['nopng']:.3f} s without (before the grader {lims[0]['png']:.3f} s, after {lims[1]['png']:.3f} s)")
         print(f"limit for {args.n} on {cores} cores (N x with PNG / cores): {floor:8.1f} s "
