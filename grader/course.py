@@ -18,7 +18,8 @@ from grader.paths import CHAPTER_IDS, ROOT
 COURSE_ID = "torchcourse"
 # Student ids and file names that reach the filesystem: letters, digits, dot, dash, underscore.
 SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
-LIBRARY_IMPORT = re.compile(r"\b(?:from|import)\s+(torchcourse(?:\.\w+)*)")
+LIBRARY_MODULE = re.compile(r"torchcourse(?:\.\w+)*")  # a module name of the course library
+LIBRARY_IMPORT = re.compile(rf"\b(?:from|import)\s+({LIBRARY_MODULE.pattern})")
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import os
 import random
-import re
 import select
 import shutil
 import stat
@@ -33,6 +32,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from grader import hostlimits
+from grader.course import LIBRARY_MODULE
 from grader.limits import cap_outputs, parse_line, result_lines
 from grader.wire import CellResult, RawResult, RunStatus
 from torchcourse.contract import CELL_TIMEOUT_S, NOTEBOOK_BUDGET_S, split_regions
@@ -382,7 +382,7 @@ class SandboxWorker:
                  preload: tuple[str, ...] = ()) -> None:
         self.limits = limits or Limits()
         # The course library's modules the worker imports before any job (all of them when empty).
-        self.preload = tuple(m for m in preload if re.fullmatch(r"torchcourse(\.\w+)*", m))
+        self.preload = tuple(m for m in preload if LIBRARY_MODULE.fullmatch(m))
         self.fac = facilities()
         _remove_stale_jobs()
         self.jobs_root = Path(tempfile.mkdtemp(prefix=f"torchcourse-jobs-{os.getpid()}-"))
@@ -454,8 +454,8 @@ class SandboxWorker:
 
     def _readline(self, timeout: float) -> bytes | None:
         """The worker's next line on stdout (its ready line, then one reply per job), or None at a timeout
-        or end of file. Read in chunks: a byte at a time cost a system call and a wait for the GIL per byte,
-        about 14 ms of the grader's CPU per notebook while the main thread judged."""
+        or end of file. Read in chunks: a byte at a time cost a system call, and a wait for the GIL while the
+        main thread judged, per byte."""
         assert self.proc and self.proc.stdout
         deadline = time.monotonic() + timeout
         fd = self.proc.stdout.fileno()

@@ -437,6 +437,7 @@ def make_guard(shell: GradeShell, snap: dict, fd: int, grading, canonical: dict)
     # notebook's names, with sys.modules beside them.
     clean: dict[str, int] = {}
     ns_tags = (_dict_version(user_ns), _dict_version(modules))
+    notebook_clean = [None]  # (user_ns, sys.modules) versions at the last check that found the names right
 
     def changed() -> list[str]:
         found = []
@@ -456,7 +457,7 @@ def make_guard(shell: GradeShell, snap: dict, fd: int, grading, canonical: dict)
             if len(view) != size:
                 found += [f"{name}.{k} added" for k in view if k not in snap[name][1]]
         now_ns = tuple(t.value for t in ns_tags) if None not in ns_tags else None
-        if now_ns is None or clean.get(" notebook") != now_ns:
+        if now_ns is None or notebook_clean[0] != now_ns:
             wrong = [f"the notebook's name {name!r} is not the {lib.__name__} module"
                      for name, lib in libraries.items() if name in user_ns and user_ns[name] is not lib]
             wrong += [f"the notebook's name {name!r} is not the module it claims"
@@ -465,7 +466,7 @@ def make_guard(shell: GradeShell, snap: dict, fd: int, grading, canonical: dict)
             if wrong:
                 found += wrong
             elif now_ns is not None:
-                clean[" notebook"] = now_ns
+                notebook_clean[0] = now_ns
         ns = state.get("ns")  # a running hidden block's namespace: reachable through a function it passed on
         if ns is not None:
             found += [f"the hidden block's name {k!r} rebound" for k, v in canonical.items()
