@@ -34,7 +34,7 @@ class LocalPool:
         self.n = max(1, int(n))
         self.limits = limits
         self.free: queue.Queue[SandboxWorker] = queue.Queue()
-        # Started side by side from this (long-lived) thread; each spends seconds importing torch.
+        # Started side by side; each spends seconds importing torch.
         self.all = [SandboxWorker(limits, slot, wait=False, preload=preload) for slot in range(self.n)]
         if wait:
             self.wait_ready()

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import random
 import select
 import shutil
@@ -25,8 +26,10 @@ import stat
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import warnings
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -375,6 +378,39 @@ def split_cells(cells: list[str], watch) -> list[dict]:
     return out
 
 
+class _Spawner:
+    """The one thread that starts every worker process, alive as long as this process.
+
+    bubblewrap's --die-with-parent (PR_SET_PDEATHSIG) fires when the *thread* that started it ends,
+    not the process. A worker restarted from a pool's job thread, after a job killed it, died when that
+    thread's executor shut down, and the next job sent to it came back as a grader-side failure."""
+
+    def __init__(self) -> None:
+        self.requests: queue.SimpleQueue = queue.SimpleQueue()
+        self.thread = threading.Thread(target=self._serve, name="sandbox-spawner", daemon=True)
+        self.started = threading.Lock()
+
+    def popen(self, *args, **kwargs) -> subprocess.Popen:
+        with self.started:
+            if not self.thread.is_alive():
+                self.thread.start()
+        done: Future = Future()
+        self.requests.put((done, args, kwargs))
+        return done.result()
+
+    def _serve(self) -> None:
+        while True:
+            done, args, kwargs = self.requests.get()
+            try:
+                done.set_result(subprocess.Popen(*args, **kwargs))
+            except BaseException as exc:  # raised again in the thread that asked
+                done.set_exception(exc)
+
+
+_SPAWNER = _Spawner()
+os.register_at_fork(after_in_child=lambda: globals().update(_SPAWNER=_Spawner()))  # threads do not fork
+
+
 class SandboxWorker:
     """One warm worker process; `run` grades one notebook's cells at a time."""
 
@@ -405,8 +441,7 @@ class SandboxWorker:
         self.wait_ready()
 
     def spawn(self) -> None:
-        """Start the worker process. Call it from a thread that outlives the worker: bubblewrap's
-        --die-with-parent ties the sandbox to the *thread* that started it."""
+        """Start the worker process, from the spawner thread (see `_Spawner`), whichever thread asks."""
         python = str(Path(sys.prefix).resolve() / "bin" / "python")
         worker_env = _worker_env()
         if self.preload:
@@ -421,8 +456,8 @@ class SandboxWorker:
             cmd, env = [python, "-I", str(WORKER)], worker_env
             env["MPLCONFIGDIR"] = str(self.jobs_root) + ".mpl"
             env["IPYTHONDIR"] = str(self.jobs_root) + ".ipython"
-        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log,
-                                     env=env, cwd=self.jobs_root, bufsize=0)
+        self.proc = _SPAWNER.popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log,
+                                   env=env, cwd=self.jobs_root, bufsize=0)
         self.pending = b""  # what was read of the worker's stdout beyond the last whole line
 
     def wait_ready(self) -> None:

@@ -211,3 +211,23 @@ def test_memory_of_all_a_submissions_processes_is_capped(sandbox_facilities):
     killed = int(text.split("killed")[1].split()[0])
     assert killed >= 4, text
     assert peak <= (512 + 512) * 2**20
+
+
+def test_a_worker_restarted_by_a_pools_job_thread_outlives_that_thread():
+    """bubblewrap's --die-with-parent watches the thread that started it: a worker killed from outside and
+    restarted for the next job, from one of `run`'s job threads, must still be there for the run after."""
+    from grader.pools import Job, LocalPool
+    from grader.sandbox import Limits
+
+    pool = LocalPool(1, Limits(cell_timeout=20, budget=60))
+    job = Job(("s", "nb"), ["print('ran')"], 1, [])
+    try:
+        worker = pool.all[0]
+        worker.proc.kill()
+        worker.proc.wait()
+        assert [raw.status for _, raw in pool.run([job])] == ["exited"]  # restarted in a job thread
+        restarted = worker.proc.pid
+        assert [raw.status for _, raw in pool.run([job])] == ["exited"]  # that thread has ended
+        assert worker.proc.pid == restarted, "the job ran only because the worker was started once more"
+    finally:
+        pool.close()
