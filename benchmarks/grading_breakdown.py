@@ -333,7 +333,7 @@ def breakdown(chapter: str, students: int, repeat: int) -> tuple[list[tuple[str,
 
     sys.path.insert(0, str(REPO))
     from grader import gradebook
-    from grader.autograde import _cells, chapter_files, executed_notebook
+    from grader.autograde import _cells, chapter_files, executed_notebook, write_executed
     from grader.course import Course
     from grader.judge import judge, reference_values
     from grader.sandbox import Limits, SandboxWorker, split_cells
@@ -377,9 +377,7 @@ def breakdown(chapter: str, students: int, repeat: int) -> tuple[list[tuple[str,
                     t = time.perf_counter()
                     out = course.autograded / s / chapter
                     out.mkdir(parents=True, exist_ok=True)
-                    import nbformat
-
-                    (out / f"{nb}.ipynb").write_text(nbformat.v4.nbjson.writes(executed_notebook(sub, raw)) + "\n")
+                    write_executed(out / f"{nb}.ipynb", executed_notebook(sub, raw))
                     add("autograded notebook", time.perf_counter() - t)
                     jobs.append({"name": nb, "cells": split_cells(_cells(sub), watch), "seed": seed})
                     subs.setdefault(nb, []).append(sum(c.get("seconds", 0) for c in raw.cells.values()))

@@ -75,16 +75,23 @@ def _notebook_clean(text):
     return _NOTEBOOK_CLEANER.clean(text)
 
 
-def safe_notebook(nb: NotebookNode) -> NotebookNode:
-    """`nb`, changed in place and returned, as nbconvert's SanitizeHTML leaves it with the allowlists above."""
+@lru_cache(maxsize=1)
+def _sanitizer():
+    """nbconvert's SanitizeHTML with the allowlists above, made once: its traits are only read by `preprocess`,
+    and making one (traitlets validating each trait) cost about 1 ms a notebook."""
     from nbconvert.preprocessors.sanitize import SanitizeHTML
 
     class Sanitize(SanitizeHTML):
         def sanitize_html_tags(self, html_str):  # the same cleaning, one Cleaner, remembered
             return _notebook_clean(html_str)
 
-    step = Sanitize(tags=sorted(TAGS), attributes=_attribute, strip=True, styles=[],
+    return Sanitize(tags=sorted(TAGS), attributes=_attribute, strip=True, styles=[],
                     safe_output_keys=SAFE_OUTPUT_KEYS, sanitized_output_types={"text/html", "text/markdown"})
+
+
+def safe_notebook(nb: NotebookNode) -> NotebookNode:
+    """`nb`, changed in place and returned, as nbconvert's SanitizeHTML leaves it with the allowlists above."""
+    step = _sanitizer()
     nb.get("metadata", {}).pop("widgets", None)  # nbconvert writes widget state into script tags
     for cell in nb.cells:
         for att in (cell.get("attachments") or {}).values():  # images in markdown: PNG/JPEG only, never SVG
