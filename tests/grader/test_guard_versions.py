@@ -7,10 +7,7 @@ from __future__ import annotations
 from tests.helpers.warm_worker import run_with_worker
 
 SCRIPT = r"""
-import importlib.util, os, sys, types
-spec = importlib.util.spec_from_file_location("warm_worker", sys.argv[1])
-w = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(w)
+import os, sys, types
 import numpy, torch, builtins
 shell = w.make_shell()
 snap = w._snapshot()

@@ -10,10 +10,7 @@ import pytest
 from tests.helpers.warm_worker import run_with_worker
 
 SCRIPT = r"""
-import importlib.util, os, signal, subprocess, sys, time
-spec = importlib.util.spec_from_file_location("warm_worker", sys.argv[1])
-w = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(w)
+import os, signal, subprocess, sys, time
 uid = 1_999_999_001
 # Two processes of the job's uid: one in its own session (as `setsid` from a cell would make), one orphaned.
 a = subprocess.Popen(["sleep", "120"], user=uid, group=uid, start_new_session=True)

@@ -1,5 +1,5 @@
 """Run a script against the warm worker's module (grader/warm_worker.py) in a fresh `python -I` process, with
-the plain environment the sandbox gives the worker; the script gets the module's path as sys.argv[1]."""
+the plain environment the sandbox gives the worker; the script finds the module loaded as `w`."""
 
 from __future__ import annotations
 
@@ -8,11 +8,17 @@ import sys
 from pathlib import Path
 
 WORKER = Path(__file__).resolve().parents[2] / "grader" / "warm_worker.py"
+LOAD = (  # what the sandbox runs as a script, loaded as a module so the script can reach its functions
+    "import importlib.util, sys\n"
+    "spec = importlib.util.spec_from_file_location('warm_worker', sys.argv[1])\n"
+    "w = importlib.util.module_from_spec(spec)\n"
+    "spec.loader.exec_module(w)\n"
+)
 
 
 def run_with_worker(script: str, tmp_path: Path, timeout: float = 300) -> subprocess.CompletedProcess:
     path = tmp_path / "script.py"
-    path.write_text(script)
+    path.write_text(LOAD + script)
     return subprocess.run([sys.executable, "-I", str(path), str(WORKER)], capture_output=True, text=True,
                           timeout=timeout, env={"PATH": "/usr/bin:/bin", "MPLBACKEND": "Agg", "HOME": str(tmp_path)},
                           cwd=tmp_path)
