@@ -232,9 +232,12 @@ def _inner_command(task: dict, tmp: str, name: str = "inner") -> tuple[list[str]
     src, dst = Path(tmp) / f"{name}-task.json", Path(tmp) / f"{name}-out.json"
     src.write_text(json.dumps(task))
     sys.path.insert(0, str(REPO))
+    from grader.course import Course
     from grader.sandbox import _worker_env
 
-    env = {**_worker_env(), "HOME": tmp, "MPLCONFIGDIR": f"{tmp}/mpl", "IPYTHONDIR": f"{tmp}/ipy"}
+    folder = Path(task["folder"])  # solutions/<chapter>: the worker preloads what the grader's would
+    preload = Course(folder.parents[1]).library_modules(folder.name)
+    env = {**_worker_env(preload), "HOME": tmp, "MPLCONFIGDIR": f"{tmp}/mpl", "IPYTHONDIR": f"{tmp}/ipy"}
     python = str(Path(sys.prefix) / "bin" / "python")
     return [python, "-I", str(Path(__file__).resolve()), "--inner", str(src), "--inner-out", str(dst)], env, dst
 

@@ -268,9 +268,9 @@ def autograde(course: Course, chapter: str, workers: int | None = None, schedule
     seed = secrets.randbelow(2**62) if seed is None else int(seed)
     n = workers or os.cpu_count() or 1
     # Workers spend seconds importing torch: they start now, while the gradebook is brought up to date.
-    pool = (DaskPool(scheduler, limits) if scheduler
-            else LocalPool(min(n, max(1, len(todo) * len(notebooks))), limits, wait=False,
-                           preload=course.library_modules(chapter)))
+    preload = course.library_modules(chapter)
+    pool = (DaskPool(scheduler, limits, preload) if scheduler
+            else LocalPool(min(n, max(1, len(todo) * len(notebooks))), limits, wait=False, preload=preload))
     records = outcome
     library: set[str] = set()
 

@@ -80,14 +80,15 @@ _local = threading.local()
 
 
 def run_on_dask_worker(cells: list[str], seed: int, watch: list[int], limits: dict,
-                       files: dict[str, bytes] | None = None) -> dict:
+                       files: dict[str, bytes] | None = None, preload: tuple[str, ...] = ()) -> dict:
     """A Dask task: run one job in this Dask worker's own warm sandbox worker (never in the Dask thread)."""
     lim = Limits(**limits)
+    preload = tuple(preload)
     w = getattr(_local, "worker", None)
-    if w is None or w.limits != lim:
+    if w is None or w.limits != lim or w.preload != SandboxWorker.preload_of(preload):
         if w is not None:
             w.close()
-        w = _local.worker = SandboxWorker(lim, slot=threading.get_ident() % 1000)
+        w = _local.worker = SandboxWorker(lim, slot=threading.get_ident() % 1000, preload=preload)
         atexit.register(w.close)
     return w.run(cells, seed, watch, files).to_dict()
 
@@ -95,12 +96,12 @@ def run_on_dask_worker(cells: list[str], seed: int, watch: list[int], limits: di
 class DaskPool:
     """The same jobs on an existing Dask cluster (for classes that outgrow one machine)."""
 
-    def __init__(self, address: str, limits: Limits) -> None:
+    def __init__(self, address: str, limits: Limits, preload: tuple[str, ...] = ()) -> None:
         from distributed import Client
 
         self.client = Client(address, timeout="30s")
         self.wait_ready = lambda: None
-        self.limits = limits
+        self.limits, self.preload = limits, preload
         here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
         # Workers started elsewhere may not have the grader on their path: send this checkout's path.
         self.client.run(_path_adder(here))
@@ -111,7 +112,7 @@ class DaskPool:
         futures = {}
         for job in jobs:
             fut = self.client.submit(run_on_dask_worker, job.cells, job.seed, job.watch, self.limits.to_dict(),
-                                     job.files, pure=False, retries=0)
+                                     job.files, self.preload, pure=False, retries=0)
             futures[fut] = job
         for fut in as_completed(list(futures)):
             job = futures.pop(fut)

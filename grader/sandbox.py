@@ -317,9 +317,13 @@ def _bwrap_command(bwrap: str, jobs_root: Path) -> list[str]:
     return cmd
 
 
-def _worker_env() -> dict[str, str]:
-    return {"PATH": "/usr/bin:/bin", "HOME": "/tmp", "MPLCONFIGDIR": "/tmp/matplotlib", "IPYTHONDIR": "/tmp/ipython",
-            "PYTHONDONTWRITEBYTECODE": "1", "MPLBACKEND": "Agg", "LANG": "C.UTF-8"}
+def _worker_env(preload: tuple[str, ...] = ()) -> dict[str, str]:
+    """The worker's whole environment; `preload`: the course library modules it imports before any job."""
+    env = {"PATH": "/usr/bin:/bin", "HOME": "/tmp", "MPLCONFIGDIR": "/tmp/matplotlib", "IPYTHONDIR": "/tmp/ipython",
+           "PYTHONDONTWRITEBYTECODE": "1", "MPLBACKEND": "Agg", "LANG": "C.UTF-8"}
+    if preload:
+        env["TORCHCOURSE_PRELOAD"] = ",".join(preload)
+    return env
 
 
 def _json_object(line: bytes | None) -> dict:
@@ -418,7 +422,7 @@ class SandboxWorker:
                  preload: tuple[str, ...] = ()) -> None:
         self.limits = limits or Limits()
         # The course library's modules the worker imports before any job (all of them when empty).
-        self.preload = tuple(m for m in preload if LIBRARY_MODULE.fullmatch(m))
+        self.preload = self.preload_of(preload)
         self.fac = facilities()
         _remove_stale_jobs()
         self.jobs_root = Path(tempfile.mkdtemp(prefix=f"torchcourse-jobs-{os.getpid()}-"))
@@ -435,6 +439,11 @@ class SandboxWorker:
         if wait:
             self.wait_ready()
 
+    @staticmethod
+    def preload_of(modules) -> tuple[str, ...]:
+        """What of `modules` the worker may be asked to import: names of the course library's modules only."""
+        return tuple(m for m in modules if LIBRARY_MODULE.fullmatch(m))
+
     # ----------------------------------------------------------------- process
     def start(self) -> None:
         self.spawn()
@@ -443,9 +452,7 @@ class SandboxWorker:
     def spawn(self) -> None:
         """Start the worker process, from the spawner thread (see `_Spawner`), whichever thread asks."""
         python = str(Path(sys.prefix).resolve() / "bin" / "python")
-        worker_env = _worker_env()
-        if self.preload:
-            worker_env["TORCHCOURSE_PRELOAD"] = ",".join(self.preload)
+        worker_env = _worker_env(self.preload)
         if self.fac.bwrap:
             cmd = _bwrap_command(self.fac.bwrap, self.jobs_root)
             for k, v in worker_env.items():

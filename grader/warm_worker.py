@@ -46,10 +46,32 @@ import matplotlib.figure  # noqa: E402
 import matplotlib.pyplot  # noqa: E402,F401
 import matplotlib_inline.backend_inline  # noqa: E402,F401
 
-try:  # importing dynamo rebinds torch functions (manual_seed, ...): do it before the integrity snapshot
-    import torch._dynamo  # noqa: E402,F401
-except Exception:
-    pass
+
+def _wrap_manual_seed_as_dynamo_does() -> None:
+    """Do to torch.manual_seed now what importing torch._dynamo does (torch/_dynamo/__init__.py: wrap it with
+    torch._disable_dynamo, register the wrapper as aten::manual_seed; dynamo skips both when it finds them
+    done). A job that imports dynamo (torch.func, torch.compile) then rebinds nothing the integrity snapshot
+    holds, and the worker need not import dynamo itself (1.2 s and 70 MB) for a chapter that never uses it.
+    The wrapper asks `__dynamo_disable` what to call; this one calls the function itself while dynamo is not
+    loaded (nothing can be compiling then) and dynamo's own disable once it is, as dynamo's wrapper would."""
+    raw = torch.random.manual_seed
+    if torch.manual_seed is not raw:
+        return  # dynamo is loaded already and wrapped it
+    from torch.jit import _builtins
+
+    def disable(*args, **kwargs):
+        dynamo = sys.modules.get("torch._dynamo")
+        if dynamo is None or not hasattr(dynamo, "disable"):
+            return raw(*args, **kwargs)
+        raw.__dynamo_disable = dynamo.disable(raw, True, wrapping=False)
+        return raw.__dynamo_disable(*args, **kwargs)
+
+    raw.__dynamo_disable = disable
+    torch.manual_seed = torch._disable_dynamo(raw)
+    _builtins._register_builtin(torch.manual_seed, "aten::manual_seed")
+
+
+_wrap_manual_seed_as_dynamo_does()  # before the integrity snapshot, which holds the wrapper
 import numpy  # noqa: E402,F401
 import numpy.testing  # noqa: E402,F401
 from IPython.core.displayhook import DisplayHook  # noqa: E402
@@ -102,6 +124,12 @@ with contextlib.redirect_stdout(sys.stderr):  # stdout is the protocol: a module
                     _preload_tree(getattr(mod, "__path__", []), info.name + ".")
 
         _preload_tree(torchcourse.__path__, "torchcourse.")
+        # A package of the library may name what its chapter's jobs would otherwise import once each (WARM:
+        # torch.func's transforms import torch._dynamo on first use, 1.2 s a notebook).
+        for _name, _mod in list(sys.modules.items()):
+            if _name.startswith("torchcourse.") and _name.count(".") == 1 and _mod is not None:
+                for _warm in getattr(_mod, "WARM", ()):
+                    _preload(_warm)
 
 try:
     from torchcourse.contract import EMIT_MIME

@@ -293,8 +293,10 @@ plt.plot([0, 1])
 plt.show()
 import ipywidgets
 ipywidgets.IntSlider()
-with torch.profiler.profile() as prof:
+with torch.profiler.profile() as prof:  # imports TorchDynamo, which the worker has not: it rebinds nothing
     torch.ones(3) + 1
+torch.func.grad(lambda v: (v ** 2).sum())(torch.ones(2))
+torch.manual_seed(0)
 call(len, [1, 2])  # inside a cell IPython swaps sys.displayhook and builtins.exit: not tampering
 def flat_view(t):
     return t.view(-1)

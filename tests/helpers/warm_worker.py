@@ -16,9 +16,13 @@ LOAD = (  # what the sandbox runs as a script, loaded as a module so the script 
 )
 
 
-def run_with_worker(script: str, tmp_path: Path, timeout: float = 300) -> subprocess.CompletedProcess:
+def run_with_worker(script: str, tmp_path: Path, timeout: float = 300, preload: str | None = None
+                    ) -> subprocess.CompletedProcess:
+    """`preload`: the worker's TORCHCOURSE_PRELOAD (unset, it imports the whole course library)."""
     path = tmp_path / "script.py"
     path.write_text(LOAD + script)
+    env = {"PATH": "/usr/bin:/bin", "MPLBACKEND": "Agg", "HOME": str(tmp_path)}
+    if preload is not None:
+        env["TORCHCOURSE_PRELOAD"] = preload
     return subprocess.run([sys.executable, "-I", str(path), str(WORKER)], capture_output=True, text=True,
-                          timeout=timeout, env={"PATH": "/usr/bin:/bin", "MPLBACKEND": "Agg", "HOME": str(tmp_path)},
-                          cwd=tmp_path)
+                          timeout=timeout, env=env, cwd=tmp_path)

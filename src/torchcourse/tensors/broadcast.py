@@ -211,10 +211,14 @@ def allocations(fn: Callable[[], object]) -> dict[str, int]:
     returning (net bytes kept), so memory an operator allocates and frees inside itself nets to zero.
     Evidence for "broadcasting copies nothing": ``allocations(lambda: a + b)`` shows the result's
     bytes and nothing for the stretched operand.
-    """
-    from torch.profiler import ProfilerActivity, profile
 
-    with _quiet_stderr(), profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+    ``torch.profiler.profile`` is built on the autograd profiler used here, with the same Kineto
+    back end (``use_kineto=True``); it also imports TorchInductor and TorchDynamo when it starts
+    (about 1.2 s, once a process), which counting CPU memory does not need.
+    """
+    from torch.autograd.profiler import profile
+
+    with _quiet_stderr(), profile(profile_memory=True, use_kineto=True) as prof:
         fn()
     return {e.key: int(e.self_cpu_memory_usage) for e in prof.key_averages() if e.self_cpu_memory_usage > 0}
 
