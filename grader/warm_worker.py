@@ -125,7 +125,7 @@ with contextlib.redirect_stdout(sys.stderr):  # stdout is the protocol: a module
 
         _preload_tree(torchcourse.__path__, "torchcourse.")
         # A package of the library may name what its chapter's jobs would otherwise import once each (WARM:
-        # torch.func's transforms import torch._dynamo on first use, 1.2 s a notebook).
+        # torch.func's transforms and torch.optim's optimizers import torch._dynamo on first use, 1.2 s a job).
         for _name, _mod in list(sys.modules.items()):
             if _name.startswith("torchcourse.") and _name.count(".") == 1 and _mod is not None:
                 for _warm in getattr(_mod, "WARM", ()):

@@ -8,7 +8,8 @@
 from torchcourse.budgets import ChapterBudgets, WidgetBudget
 
 #: Imported by the grader's warm worker before any job of a chapter that uses this package: torch.func's
-#: transforms import TorchDynamo on first use (about 1.2 s), once per graded notebook otherwise.
+#: transforms and torch.optim's optimizers import TorchDynamo on first use (about 1.2 s, once per graded
+#: notebook otherwise).
 WARM = ("torch._dynamo",)
 
 #: A 30-node graph: the size the graph explorer's 200 ms budget is stated for.
