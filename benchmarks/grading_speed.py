@@ -18,6 +18,9 @@ it has): a quarter fully correct, the rest with one or two plausible wrong answe
   up to 40; nbgrader takes about 3 s a notebook, so 400 would take hours);
 * `python -m grader autograde CHAPTER` on all N, end to end as a command, with its start-up
   (workers warm, gradebook ready) and grading time (the solutions' run included);
+* the same run's overhead measured beside its own cells: the grader's timings hold the submissions' cells as
+  the sandboxed child timed them, every job as its worker timed it and the grader process's CPU, so the
+  overhead per notebook beyond its cells, and where it goes, do not move with the host's speed;
 * with --dask, the same on a Dask LocalCluster of two worker processes (one thread each).
 
 Both courses have the chapter recorded in their gradebook before timing (nbgrader's
@@ -93,8 +96,25 @@ def _grader(root: Path, chapter: str, workers: int | None, scheduler: str | None
     line = next(x for x in done.stdout.splitlines() if " timings " in x)
     timings = dict(kv.split("=") for kv in line.split(" timings ", 1)[1].split())
     t = {k: float(v.rstrip("s")) for k, v in timings.items()}
-    return {"wall": wall, "grading": t["grading"], "start_up": wall - t["grading"],
-            "process": wall - t["grading"] - t["start_up"], "workers": t["start_up"]}
+    return {**t, "wall": wall, "start_up": wall - t["grading"], "process": wall - t["grading"] - t["start_up"],
+            "workers": t["start_up"]}
+
+
+def in_run(g: dict, cores: int, notebooks: int) -> None:
+    """The overhead measured beside the cells themselves, in the same run: the grader's timings hold the
+    submissions' cells as the sandboxed child timed each one, so a host that is slower or faster while the grader
+    runs than while the limit is measured (tens of percent here, over minutes) moves both alike. The child's
+    clock for a cell includes the guard's audit hook and its checks around a checks cell: those are grader
+    costs this view counts as the cell's."""
+    ms = 1000 / notebooks
+    over = (g["grading"] * cores - g["cells"]) * ms
+    sandbox = (g["jobs"] - g["cells"] - g["solution_cells"]) * ms
+    sols, cpu = g["solution_cells"] * ms, g["cpu"] * ms
+    print(f"  in this run, per notebook: its cells {g['cells'] * ms:.1f} ms as the sandbox timed them, and beyond them "
+          f"{over:.1f} ms of the {cores} cores (target < 30): the sandbox's own work per job (fork, set-up, messages "
+          f"between cells, exit) {sandbox:.1f} ms, the solutions' cells {sols:.1f} ms, this process's CPU (sanitise, "
+          f"judge, autograded notebook, gradebook, pool threads) {cpu:.1f} ms, the rest (a core waiting: between "
+          f"jobs, on the last notebooks) {over - sandbox - sols - cpu:.1f} ms")
 
 
 def main() -> int:
@@ -168,6 +188,7 @@ def main() -> int:
               "within grading: one submission's cells more than the limit counts)")
         print(f"  overhead per notebook beyond its cells: {over:5.1f} ms (target < 30): grading x cores, less "
               f"N x the limit, over the notebooks; against the cores-together limit {over_together:.1f} ms")
+        in_run(g, cores, args.n * notebooks)
         speed = (t_nb / k) / (g["wall"] / args.n)
         print(f"  speed-up over serial nbgrader:     {speed:8.1f} x   (target >= 13; per submission, whole commands)")
         sa, sb = scores(a, args.chapter), scores(b, args.chapter)

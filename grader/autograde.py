@@ -77,7 +77,12 @@ class Outcome(dict):
         self.not_recorded: dict[str, str] = {}
         self.warnings: list[str] = []
         # seconds: "start_up" (workers warm, gradebook ready) and "grading" (the solutions, run alongside the
-        # first submissions, and the submissions), for `autograde --timings` and benchmarks/grading_speed.py
+        # first submissions, and the submissions); within grading, "cells" (the submissions' cells as the
+        # sandboxed child timed each one), "solution_cells" (the same for the solutions' run), "jobs" (every
+        # job as its worker timed it, from fork to reaped) and "cpu" (this process's CPU: sanitise, judge,
+        # autograded notebooks, gradebook, the pool's threads). For
+        # `autograde --timings` and benchmarks/grading_speed.py: a notebook's overhead beyond its own cells is
+        # measured in the same run as the cells, whatever the host's speed at the time.
         self.timings: dict[str, float] = {}
 
 
@@ -297,8 +302,9 @@ def autograde(course: Course, chapter: str, workers: int | None = None, schedule
         ref_jobs = [Job(("", nb), _cells(sol), seed, list(sol.grade_cells.values()), files)
                     for nb, sol in sols.items()]
         pending = {s: Pending() for s in todo}
-        ready = time.monotonic()
+        ready, cpu = time.monotonic(), time.process_time()
         outcome.timings["start_up"] = round(ready - began, 3)
+        cell_time = {"cells": 0.0, "solution_cells": 0.0, "jobs": 0.0}
         bar = Progress(len(todo), progress)
 
         def maybe_finish(s: str) -> None:
@@ -338,6 +344,8 @@ def autograde(course: Course, chapter: str, workers: int | None = None, schedule
                 maybe_finish(s)  # results may all be in already, or there was nothing to run
 
         def take(job: Job, raw: RawResult) -> None:
+            cell_time["solution_cells" if job.key[0] == "" else "cells"] += sum(c.seconds for c in raw.cells.values())
+            cell_time["jobs"] += raw.seconds
             if job.key[0] == "":  # a solution
                 refs[job.key[1]] = reference_values(sols[job.key[1]], raw)
                 if len(refs) == len(sols):
@@ -365,6 +373,8 @@ def autograde(course: Course, chapter: str, workers: int | None = None, schedule
             outcome.not_recorded[s] = "no result came back from the sandbox for it"
     if "start_up" in outcome.timings:
         outcome.timings["grading"] = round(time.monotonic() - began - outcome.timings["start_up"], 3)
+        outcome.timings.update({k: round(v, 3) for k, v in cell_time.items()})
+        outcome.timings["cpu"] = round(time.process_time() - cpu, 3)
     return outcome
 
 

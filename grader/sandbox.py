@@ -471,8 +471,9 @@ class SandboxWorker:
         line = self._readline(timeout=180)
         ready = _json_object(line)
         if not ready.get("ready"):
+            tail = self.log_tail()  # before close(), which closes the log
             self.close()
-            raise RuntimeError("the sandbox worker did not start:\n" + self.log_tail())
+            raise RuntimeError("the sandbox worker did not start:\n" + tail)
         self.preload_errors = preload_errors(ready)
         # Per-job namespaces only where the grader's probe and the worker's own (inside the sandbox) agree.
         why = ready.get("job_ns")

@@ -42,7 +42,8 @@ class FakePool:
     def run(self, jobs):
         for job in jobs:
             self.jobs.append(job)
-            yield job, RawResult("exited", {i: line(i, emits=_emits(src)) for i, src in enumerate(job.cells)},
+            yield job, RawResult("exited", {i: line(i, emits=_emits(src), seconds=0.25)
+                                            for i, src in enumerate(job.cells)},
                                  0.1, 0, None, "",
                                  list(self.preload_errors))
 
@@ -84,6 +85,18 @@ def test_every_submission_is_recorded(course):
     rec = json.loads((course.autograded / "ann" / CHAPTER / ".torchcourse-grade.json").read_text())
     assert rec["score"] == 5.0 and rec["submitted_at"] == "2026-11-30 12:00:00"
     assert autograde(course, CHAPTER, progress=False) == {}  # nothing changed: nothing graded again
+
+
+def test_timings_hold_the_cells_apart_from_the_rest(course):
+    """benchmarks/grading_speed.py measures a notebook's overhead beside its own cells in the same run: the
+    submissions' cells (as the child timed each), the solutions' cells and the jobs are summed apart."""
+    out = autograde(course, CHAPTER, progress=False, seed=1)
+    t = out.timings
+    code = sum(c.cell_type == "code" for c in solution_nb().cells)
+    assert t["solution_cells"] == pytest.approx(0.25 * code)
+    assert t["cells"] == pytest.approx(2 * 0.25 * code)  # ann's and bob's notebooks: the solution's code cells
+    assert t["jobs"] == pytest.approx(3 * 0.1)  # the solution's job and one per student, 0.1 s each
+    assert 0 <= t["cpu"] and {"start_up", "grading"} <= set(t)
 
 
 def test_a_submission_that_could_not_be_recorded_is_named_with_why(course, monkeypatch, capsys):
