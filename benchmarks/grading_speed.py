@@ -110,11 +110,14 @@ def in_run(g: dict, cores: int, notebooks: int) -> None:
     over = (g["grading"] * cores - g["cells"]) * ms
     sandbox = (g["jobs"] - g["cells"] - g["solution_cells"]) * ms
     sols, cpu = g["solution_cells"] * ms, g["cpu"] * ms
+    rest = over - sandbox - sols - cpu
     print(f"  in this run, per notebook: its cells {g['cells'] * ms:.1f} ms as the sandbox timed them, and beyond them "
           f"{over:.1f} ms of the {cores} cores (target < 30): the sandbox's own work per job (fork, set-up, messages "
           f"between cells, exit) {sandbox:.1f} ms, the solutions' cells {sols:.1f} ms, this process's CPU (sanitise, "
-          f"judge, autograded notebook, gradebook, pool threads) {cpu:.1f} ms, the rest (a core waiting: between "
-          f"jobs, on the last notebooks) {over - sandbox - sols - cpu:.1f} ms")
+          f"judge, autograded notebook, gradebook, pool threads) {cpu:.1f} ms, "
+          + (f"a core waiting (between jobs, on the last notebooks) {rest:.1f} ms" if rest >= 0 else
+             f"and these overlap by {-rest:.1f} ms (this process runs on the cores the jobs run on, so it also "
+             "lengthens the jobs' and the cells' clocks)"))
 
 
 def main() -> int:
