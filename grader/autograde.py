@@ -80,9 +80,9 @@ class Outcome(dict):
         # first submissions, and the submissions); within grading, "cells" (the submissions' cells as the
         # sandboxed child timed each one), "solution_cells" (the same for the solutions' run), "jobs" (every
         # job as its worker timed it, from fork to reaped) and "cpu" (this process's CPU: sanitise, judge,
-        # autograded notebooks, gradebook, the pool's threads). For
-        # `autograde --timings` and benchmarks/grading_speed.py: a notebook's overhead beyond its own cells is
-        # measured in the same run as the cells, whatever the host's speed at the time.
+        # autograded notebooks, gradebook, the pool's threads). For `autograde --timings` and
+        # benchmarks/grading_speed.py: a notebook's overhead beyond its own cells is measured in the same run
+        # as the cells, whatever the host's speed at the time.
         self.timings: dict[str, float] = {}
 
 
@@ -344,9 +344,10 @@ def autograde(course: Course, chapter: str, workers: int | None = None, schedule
                 maybe_finish(s)  # results may all be in already, or there was nothing to run
 
         def take(job: Job, raw: RawResult) -> None:
-            cell_time["solution_cells" if job.key[0] == "" else "cells"] += sum(c.seconds for c in raw.cells.values())
+            solution = job.key[0] == ""
+            cell_time["solution_cells" if solution else "cells"] += sum(c.seconds for c in raw.cells.values())
             cell_time["jobs"] += raw.seconds
-            if job.key[0] == "":  # a solution
+            if solution:
                 refs[job.key[1]] = reference_values(sols[job.key[1]], raw)
                 if len(refs) == len(sols):
                     for s in list(pending):
