@@ -118,6 +118,9 @@ def in_run(g: dict, cores: int, notebooks: int) -> None:
           + (f"a core waiting (between jobs, on the last notebooks) {rest:.1f} ms" if rest >= 0 else
              f"and these overlap by {-rest:.1f} ms (this process runs on the cores the jobs run on, so it also "
              "lengthens the jobs' and the cells' clocks)"))
+    print(f"  the same less the solutions' cells (run once a batch, whatever N: {g['solution_cells'] * ms:.1f} ms a "
+          f"notebook at {notebooks} notebooks, a tenth of that at ten times as many): {over - sols:.1f} ms a notebook "
+          "(what each further notebook costs beyond its cells)")
 
 
 def main() -> int:

@@ -322,8 +322,10 @@ def source_cells(db_url: str, chapter: str, notebook: str) -> tuple[dict[str, di
     return book.known, book.points
 
 
-def _overwrite_cells(book: SourceBook):
-    """nbgrader's OverwriteCells (add_missing_cells on), reading `book` instead of opening the gradebook."""
+@lru_cache(maxsize=1)
+def _overwrite_class():
+    """nbgrader's OverwriteCells, reading a SourceBook instead of opening the gradebook. Made once: a class
+    statement and traitlets' set-up of a new class cost about 0.5 ms a notebook."""
     from nbgrader.preprocessors import NbGraderPreprocessor, OverwriteCells
 
     class Overwrite(OverwriteCells):
@@ -331,12 +333,19 @@ def _overwrite_cells(book: SourceBook):
             self.notebook_id = resources["nbgrader"]["notebook"]
             self.assignment_id = resources["nbgrader"]["assignment"]
             self.db_url = resources["nbgrader"]["db_url"]
-            self.gradebook = book
+            self.gradebook = self.book
             nb, resources = NbGraderPreprocessor.preprocess(self, nb, resources)
             nb, resources = self.add_missing_grade_cells(nb, resources)
             return self.add_missing_task_cells(nb, resources)
 
-    return Overwrite(add_missing_cells=True)
+    return Overwrite
+
+
+def _overwrite_cells(book: SourceBook):
+    """nbgrader's OverwriteCells (add_missing_cells on), reading `book` instead of opening the gradebook."""
+    step = _overwrite_class()(add_missing_cells=True)
+    step.book = book
+    return step
 
 
 def _overwrite_kernelspec(nb: NotebookNode, book: SourceBook) -> None:

@@ -1046,7 +1046,7 @@ class _Channel:
 
     def feed(self) -> bool:
         """Read what is there; False when the child wrote more than a cell may."""
-        data = os.read(self.fd, 1 << 20)
+        data = os.read(self.fd, 1 << 16)  # a pipe's default capacity: a larger buffer is only a larger allocation
         if not data:
             self.eof = True
             return True

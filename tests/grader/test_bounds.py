@@ -58,6 +58,19 @@ def test_result_lines_are_bounded_in_bytes_and_count_before_parsing(results_file
     assert took < 15, f"parsing took {took:.1f} s"
 
 
+def test_the_object_bound_counts_objects_not_braces():
+    """A line is parsed without counting objects only when it has too few braces to hold too many; braces in
+    text (a printed dict, say) do not make an honest line count as over-full, and objects still do."""
+    text = "{" * (limits.LINE_OBJECTS + 5)
+    honest = json.dumps({"i": 0, "status": "ok", "outputs": [{"output_type": "stream", "name": "stdout",
+                                                               "text": text}]}).encode()
+    assert limits.parse_line(honest)["outputs"][0]["text"] == text
+    assert limits.parse_line(_flood_line(0, limits.LINE_OBJECTS + 10)) is None
+    assert limits.parse_line(_flood_line(0, 10))["outputs"][9]["text"] == "x"
+    assert limits.parse_line(b'{"i": 0, "outputs": [') is None  # not JSON, on either path
+    assert limits.parse_line(b"[" * 100_000 + b"]" * 100_000) is None  # too deep to parse: refused, not raised
+
+
 class FloodPool:
     """Answers each job with the flooded results file, read by the sandbox's own parser."""
 
