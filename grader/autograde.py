@@ -79,10 +79,10 @@ class Outcome(dict):
         # seconds: "start_up" (workers warm, gradebook ready) and "grading" (the solutions, run alongside the
         # first submissions, and the submissions); within grading, "cells" (the submissions' cells as the
         # sandboxed child timed each one), "solution_cells" (the same for the solutions' run), "jobs" (every
-        # job as its worker timed it, from fork to reaped) and "cpu" (this process's CPU: sanitise, judge,
-        # autograded notebooks, gradebook, the pool's threads). For `autograde --timings` and
-        # benchmarks/grading_speed.py: a notebook's overhead beyond its own cells is measured in the same run
-        # as the cells, whatever the host's speed at the time.
+        # job as its worker timed it, from fork to reaped, a failed attempt before its retry too) and "cpu"
+        # (this process's CPU: sanitise, judge, autograded notebooks, gradebook, the pool's threads). For
+        # `autograde --timings` and benchmarks/grading_speed.py: a notebook's overhead beyond its own cells is
+        # measured in the same run as the cells, whatever the host's speed at the time.
         self.timings: dict[str, float] = {}
 
 
@@ -361,6 +361,7 @@ def autograde(course: Course, chapter: str, workers: int | None = None, schedule
         for job, raw in pool.run(itertools.chain(ref_jobs, jobs())):
             report_library(raw)
             if raw.status in GRADER_SIDE:  # the grader's trouble, not the learner's: once more, after the rest
+                cell_time["jobs"] += raw.seconds  # the attempt's time is the grader's overhead, never cells
                 retry.append(job)
                 continue
             take(job, raw)

@@ -33,7 +33,7 @@ class DyingPool:
             DyingPool.attempts.append(student)
             if DyingPool.dies.get(student, 0) > 0:
                 DyingPool.dies[student] -= 1
-                yield job, RawResult("worker_died", {}, error="the sandbox worker stopped: Killed")
+                yield job, RawResult("worker_died", {}, 0.5, error="the sandbox worker stopped: Killed")
             else:
                 yield job, RawResult("exited", {i: line(i) for i in range(len(job.cells))}, 0.1, 0, None, "", [])
 
@@ -64,6 +64,8 @@ def test_a_dead_worker_is_retried_once_then_recorded_flagged_and_regraded(course
     assert first["bob"]["grader_errors"] == {"nb": "worker_died: the sandbox worker stopped: Killed"}
     assert [f for f in first["bob"]["flags"] if "grader-side failure" in f and "retried once" in f]
     assert list(first.not_recorded) == ["bob"]
+    # Every attempt's time is in the run's timings: the solution's, ann's and cat's jobs and three dead workers.
+    assert first.timings["jobs"] == pytest.approx(3 * 0.1 + 3 * 0.5)
     # The command line says so with its exit code; a plain rerun regrades bob only (his submission is unchanged).
     monkeypatch.setattr(DyingPool, "dies", {"bob": 2})
     assert cli(["--root", str(course.root), "autograde"]) == 1
