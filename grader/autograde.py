@@ -9,6 +9,7 @@ a flag), the student counts as not recorded (`autograde` exits 1) and a plain re
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import itertools
 import json
@@ -279,6 +280,7 @@ def autograde(course: Course, chapter: str, workers: int | None = None, schedule
             else LocalPool(min(n, max(1, len(todo) * len(notebooks))), limits, wait=False, preload=preload))
     records = outcome
     library: set[str] = set()
+    frozen = False
 
     def report_library(raw: RawResult) -> None:
         for line in raw.preload_errors:  # the worker's own report, made before any learner code ran
@@ -295,6 +297,12 @@ def autograde(course: Course, chapter: str, workers: int | None = None, schedule
         sols = {nb: solution_notebook(course.solutions / chapter / f"{nb}.ipynb", chapter, nb, course.db_url)
                 for nb in notebooks}
         pool.wait_ready()
+        # Everything alive now (nbgrader, SQLAlchemy, nbformat, the pool) lives as long as the batch: out of the
+        # collector's reach until the end, a full collection walks only what grading made (each one walked all
+        # 125 000 objects, about 40 ms, and five of them took 8% of this process's CPU for 40 submissions).
+        frozen = gc.get_freeze_count() == 0  # a caller's own frozen objects are left as they were
+        if frozen:
+            gc.freeze()
         outcome.timings["workers_ready"] = round(time.monotonic() - began, 3)  # part of start_up
         refs = {}
         files = chapter_files(course, chapter)
@@ -369,6 +377,8 @@ def autograde(course: Course, chapter: str, workers: int | None = None, schedule
             report_library(raw)
             take(job, raw)
     finally:
+        if frozen:
+            gc.unfreeze()  # a caller that lives on (a notebook, a test run) gets its collector back as it was
         pool.close()
         gradebook.close()
     for s in todo:

@@ -99,6 +99,22 @@ def test_timings_hold_the_cells_apart_from_the_rest(course):
     assert 0 <= t["cpu"] and {"start_up", "grading"} <= set(t)
 
 
+def test_the_collector_is_left_as_the_caller_had_it(course):
+    """autograde freezes what lives through the batch (so a full collection walks only what grading made) and
+    gives a caller that lives on, like this test run, its collector back; a caller's own freeze is kept."""
+    import gc
+
+    assert gc.get_freeze_count() == 0
+    autograde(course, CHAPTER, progress=False, seed=1, force=True)
+    assert gc.get_freeze_count() == 0
+    gc.freeze()
+    try:
+        autograde(course, CHAPTER, progress=False, seed=1, force=True)
+        assert gc.get_freeze_count() > 0  # still frozen (objects freed meanwhile leave the count)
+    finally:
+        gc.unfreeze()
+
+
 def test_a_submission_that_could_not_be_recorded_is_named_with_why(course, monkeypatch, capsys):
     monkeypatch.setattr(gradebook, "write_grades", _fail_for("bob", OSError(28, "No space left on device")))
     out = autograde(course, CHAPTER, progress=False)
