@@ -220,7 +220,8 @@ def write_executed(path: Path, nb: nbformat.NotebookNode) -> None:
     """Write an autograded notebook. executed_notebook validated it already; nbformat.write would validate it
     again, deep-copy it and indent it with json's pure-Python encoder (about 14 ms a notebook of chapter 1);
     the same JSON on one line is as good for formgrader. Non-ASCII text is written as JSON escapes: json's
-    encoder is three times slower with ensure_ascii=False on chapter 1's figures, and readers see the same text."""
+    encoder is up to three times slower with ensure_ascii=False (chapter 1's notebooks with figures), and a
+    reader sees the same text."""
     path.write_text(json.dumps(nb) + "\n", encoding="utf-8")
 
 
