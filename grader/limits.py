@@ -31,11 +31,6 @@ def parse_line(raw: bytes) -> object | None:
     grows past the bounds whatever the line holds."""
     if len(raw) > RESULT_LINE_BYTES:
         return None
-    try:
-        if raw.count(b"{") <= LINE_OBJECTS:  # every object opens with a brace: this line cannot hold too many,
-            return json.loads(raw)           # so no counting hook (a Python call per object) is needed
-    except (ValueError, RecursionError):
-        return None
     count = 0
 
     def hook(obj: dict) -> dict:
@@ -45,8 +40,10 @@ def parse_line(raw: bytes) -> object | None:
             raise TooMany
         return obj
 
+    # Every object opens with a brace: a line with no more braces than the bound cannot hold too many, so it is
+    # parsed without the counting hook (a Python call per object).
     try:
-        return json.loads(raw, object_hook=hook)
+        return json.loads(raw, object_hook=hook if raw.count(b"{") > LINE_OBJECTS else None)
     except (ValueError, RecursionError):  # TooMany is a ValueError
         return None
 

@@ -329,11 +329,10 @@ def _overwrite_class():
     from nbgrader.preprocessors import NbGraderPreprocessor, OverwriteCells
 
     class Overwrite(OverwriteCells):
-        def preprocess(self, nb, resources):  # OverwriteCells.preprocess, with `book` for Gradebook(db_url)
+        def preprocess(self, nb, resources):  # OverwriteCells.preprocess, with `gradebook` set beforehand
             self.notebook_id = resources["nbgrader"]["notebook"]
             self.assignment_id = resources["nbgrader"]["assignment"]
             self.db_url = resources["nbgrader"]["db_url"]
-            self.gradebook = self.book
             nb, resources = NbGraderPreprocessor.preprocess(self, nb, resources)
             nb, resources = self.add_missing_grade_cells(nb, resources)
             return self.add_missing_task_cells(nb, resources)
@@ -344,7 +343,7 @@ def _overwrite_class():
 def _overwrite_cells(book: SourceBook):
     """nbgrader's OverwriteCells (add_missing_cells on), reading `book` instead of opening the gradebook."""
     step = _overwrite_class()(add_missing_cells=True)
-    step.book = book
+    step.gradebook = book  # what OverwriteCells.preprocess would open as Gradebook(db_url)
     return step
 
 
