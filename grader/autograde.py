@@ -13,6 +13,7 @@ import gc
 import hashlib
 import itertools
 import json
+import math
 import os
 import re
 import secrets
@@ -315,6 +316,7 @@ def autograde(course: Course, chapter: str, workers: int | None = None, schedule
         ready, cpu = time.monotonic(), time.process_time()
         outcome.timings["start_up"] = round(ready - began, 3)
         cell_time = {"cells": 0.0, "solution_cells": 0.0, "jobs": 0.0}
+        solution_seconds: dict[str, float] = {}
         bar = Progress(len(todo), progress)
 
         def maybe_finish(s: str) -> None:
@@ -337,7 +339,10 @@ def autograde(course: Course, chapter: str, workers: int | None = None, schedule
         def jobs():
             for s in todo:
                 folder = course.submitted / s / chapter
-                for nb in notebooks:
+                # A student's longest notebooks first, by their solutions' times once known: the batch then
+                # ends on short jobs, and one worker waits less while the other finishes the last one (the
+                # order of jobs changes nothing else).
+                for nb in sorted(notebooks, key=lambda nb: -solution_seconds.get(nb, math.inf)):
                     try:
                         sub = sanitise(folder / f"{nb}.ipynb", chapter, nb, course.db_url, info[nb])
                     except SanitiseError as exc:
@@ -358,6 +363,7 @@ def autograde(course: Course, chapter: str, workers: int | None = None, schedule
             cell_time["solution_cells" if solution else "cells"] += sum(c.seconds for c in raw.cells.values())
             cell_time["jobs"] += raw.seconds
             if solution:
+                solution_seconds[job.key[1]] = raw.seconds
                 refs[job.key[1]] = reference_values(sols[job.key[1]], raw)
                 if len(refs) == len(sols):
                     for s in list(pending):
@@ -415,8 +421,10 @@ def _finish(course: Course, chapter: str, student: str, notebooks: list[str], p:
     out.mkdir(parents=True, exist_ok=True)
     exercises: list[Exercise] = []
     flags: list[str] = []
-    grader_errors: dict[str, str] = dict(p.grader_errors)
-    for nb in notebooks:
+    grader_errors: dict[str, str] = {}
+    for nb in notebooks:  # the chapter's order, whatever order the jobs ran in
+        if nb in p.grader_errors:
+            grader_errors[nb] = p.grader_errors[nb]
         if nb in p.errors:
             for gid, pts in info[nb].points.items():
                 exercises.append(Exercise(gid, nb, pts, 0.0, "error", p.errors[nb], ["notebook not graded"]))

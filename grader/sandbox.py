@@ -259,12 +259,7 @@ class Cgroups:
         if self.v2 is not None:
             hostlimits.remove(self.v2)
         for d in self.dirs:
-            for _ in range(50):
-                try:
-                    d.rmdir()
-                    break
-                except OSError:
-                    time.sleep(0.1)
+            hostlimits.rmdir_when_empty(d)
 
 
 def warn_missing() -> list[str]:
@@ -317,12 +312,15 @@ def _bwrap_command(bwrap: str, jobs_root: Path) -> list[str]:
     return cmd
 
 
-def _worker_env(preload: tuple[str, ...] = ()) -> dict[str, str]:
-    """The worker's whole environment; `preload`: the course library modules it imports before any job."""
+def _worker_env(preload: tuple[str, ...] = (), cpu: int | None = None) -> dict[str, str]:
+    """The worker's whole environment; `preload`: the course library modules it imports before any job;
+    `cpu`: the CPU the worker process keeps to (its jobs get back every CPU it had)."""
     env = {"PATH": "/usr/bin:/bin", "HOME": "/tmp", "MPLCONFIGDIR": "/tmp/matplotlib", "IPYTHONDIR": "/tmp/ipython",
            "PYTHONDONTWRITEBYTECODE": "1", "MPLBACKEND": "Agg", "LANG": "C.UTF-8"}
     if preload:
         env["TORCHCOURSE_PRELOAD"] = ",".join(preload)
+    if cpu is not None:
+        env["TORCHCOURSE_WORKER_CPU"] = str(int(cpu))
     return env
 
 
@@ -419,8 +417,9 @@ class SandboxWorker:
     """One warm worker process; `run` grades one notebook's cells at a time."""
 
     def __init__(self, limits: Limits | None = None, slot: int = 0, wait: bool = True,
-                 preload: tuple[str, ...] = ()) -> None:
+                 preload: tuple[str, ...] = (), cpu: int | None = None) -> None:
         self.limits = limits or Limits()
+        self.cpu = cpu  # the one CPU the worker process itself runs on (its jobs may use all): see LocalPool
         # The course library's modules the worker imports before any job (all of them when empty).
         self.preload = self.preload_of(preload)
         self.fac = facilities()
@@ -452,7 +451,7 @@ class SandboxWorker:
     def spawn(self) -> None:
         """Start the worker process, from the spawner thread (see `_Spawner`), whichever thread asks."""
         python = str(Path(sys.prefix).resolve() / "bin" / "python")
-        worker_env = _worker_env(self.preload)
+        worker_env = _worker_env(self.preload, self.cpu)
         if self.fac.bwrap:
             cmd = _bwrap_command(self.fac.bwrap, self.jobs_root)
             for k, v in worker_env.items():
@@ -587,6 +586,15 @@ class SandboxWorker:
         self.close_process_only()
         return RawResult(RunStatus.WORKER_DIED, cells, error="the sandbox worker stopped: " + tail[-500:],
                          preload_errors=list(self.preload_errors))
+
+    def kill(self) -> None:
+        """Start the worker's end (close waits for it): a pool kills all its workers first, so that their
+        exits, hundreds of MB each to free, overlap."""
+        if self.proc is not None:
+            try:
+                self.proc.kill()
+            except OSError:
+                pass
 
     def close_process_only(self) -> None:
         if self.proc is not None:

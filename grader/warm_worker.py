@@ -763,6 +763,8 @@ def _capture_output(spec: dict, keep: set[int]) -> int:
 def _confine(spec: dict) -> None:
     """The limits, then the uid of the job: from here on the process can do only what the learner may."""
     _oom_score("0")
+    if JOB_CPUS:
+        os.sched_setaffinity(0, JOB_CPUS)  # every CPU the worker had: a lesson's processes run as in Jupyter
     _limits(spec)
     _drop(spec)
 
@@ -1305,6 +1307,24 @@ def _huge_pages() -> None:
             madvise(lo, hi - lo, MADV_COLLAPSE)  # a failure leaves the region as it was
 
 
+JOB_CPUS: set[int] = set()  # the CPUs a job runs on, when the worker keeps to one of them (see _keep_to_cpu)
+
+
+def _keep_to_cpu(cpu: str | None) -> None:
+    """Run the worker process on `cpu` alone (the grader's choice, one per worker); its jobs get back the
+    CPUs it had before. A job and the worker hand each other every cell and every line of results: with the
+    worker always on the CPU it last ran on, the hand-over rarely needs another CPU woken (about 70 us
+    here, in a virtual machine, against 4 us on one CPU). Nothing happens where the CPU cannot be set."""
+    if not cpu:
+        return
+    try:
+        everything = os.sched_getaffinity(0)
+        os.sched_setaffinity(0, {int(cpu)})
+    except (OSError, ValueError):
+        return
+    JOB_CPUS.update(everything)
+
+
 def _oom_score(value: str) -> None:
     try:
         with open("/proc/self/oom_score_adj", "w") as f:
@@ -1316,6 +1336,7 @@ def _oom_score(value: str) -> None:
 def main() -> None:
     _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # the grader died: so do we
     _oom_score("-1000")  # when a submission's cgroup runs out of memory, the kernel kills the job, not us
+    _keep_to_cpu(os.environ.get("TORCHCOURSE_WORKER_CPU"))
     shell = make_shell()
     snap = _snapshot()
     job_ns = _job_namespaces_here()

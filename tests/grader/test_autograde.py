@@ -99,6 +99,37 @@ def test_timings_hold_the_cells_apart_from_the_rest(course):
     assert 0 <= t["cpu"] and {"start_up", "grading"} <= set(t)
 
 
+def test_a_students_longest_notebooks_run_first(tmp_path, gradebook_template, monkeypatch):
+    """Once the solutions' times are in, each student's notebooks go to the pool longest first (the batch then
+    ends on short jobs); the record keeps the chapter's order."""
+    from tests.helpers.tiny import record_in_gradebook
+
+    root = tmp_path / "course"
+    for nb in ("a", "b", "c"):
+        write(solution_nb(), root / "solutions" / CHAPTER / f"{nb}.ipynb")
+        write(answered_nb(), root / "submitted" / "ann" / CHAPTER / f"{nb}.ipynb")
+    record_in_gradebook("sqlite:///" + str(root / "gradebook.db"), CHAPTER,
+                        {nb: solution_nb() for nb in ("a", "b", "c")})
+    seconds = {"a": 0.2, "b": 0.9, "c": 0.5}
+
+    class TimedPool(FakePool):
+        def run(self, jobs):
+            for job, raw in super().run(jobs):
+                raw.seconds = seconds[job.key[1]]
+                yield job, raw
+
+    pools = []
+    monkeypatch.setattr(autograde_mod, "LocalPool", lambda *a, **k: pools.append(TimedPool(*a, **k)) or pools[-1])
+    monkeypatch.setattr(autograde_mod, "warn_missing", lambda: [])
+    monkeypatch.setattr(gradebook, "ensure_assignment", lambda course, chapter: None)
+    out = autograde(Course(root), CHAPTER, progress=False, seed=1)
+    assert [job.key for job in pools[0].jobs] == [("", "a"), ("", "b"), ("", "c"),
+                                                  ("ann", "b"), ("ann", "c"), ("ann", "a")]
+    assert out.not_recorded == {} and out["ann"]["score"] == 15.0
+    rec = json.loads((root / "autograded" / "ann" / CHAPTER / ".torchcourse-grade.json").read_text())
+    assert [e["notebook"] for e in rec["exercises"]] == ["a", "a", "b", "b", "c", "c"]
+
+
 def test_the_collector_is_left_as_the_caller_had_it(course):
     """autograde freezes what lives through the batch (so a full collection walks only what grading made) and
     gives a caller that lives on, like this test run, its collector back; a caller's own freeze is kept."""

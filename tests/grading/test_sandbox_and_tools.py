@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
 import subprocess
 import sys
@@ -236,3 +238,24 @@ def test_a_worker_restarted_by_a_pools_job_thread_outlives_that_thread():
         assert worker.proc.pid == restarted, "the job ran only because the worker was started once more"
     finally:
         pool.close()
+
+
+
+def test_each_worker_keeps_to_a_cpu_of_its_own_and_its_jobs_get_every_cpu():
+    """A pool's worker processes run on one CPU each (a cell's hand-over to the worker then rarely wakes
+    another CPU); the jobs they fork see every CPU the grader had, as the lesson would in Jupyter."""
+    from grader.pools import LocalPool
+    from grader.sandbox import Limits
+
+    everything = sorted(os.sched_getaffinity(0))
+    if len(everything) < 2:
+        pytest.skip("one CPU here: nothing to keep apart")
+    cell = ("import json, os\n"
+            "print(json.dumps([sorted(os.sched_getaffinity(0)), sorted(os.sched_getaffinity(os.getppid()))]))")
+    pool = LocalPool(2, Limits(cell_timeout=20, budget=60))
+    try:
+        seen = [json.loads(w.run([cell], seed=1).cells[0]["outputs"][0]["text"]) for w in pool.all]
+    finally:
+        pool.close()
+    assert [job for job, _ in seen] == [everything, everything]
+    assert [worker for _, worker in seen] == [everything[:1], everything[1:2]]
