@@ -240,7 +240,6 @@ def test_a_worker_restarted_by_a_pools_job_thread_outlives_that_thread():
         pool.close()
 
 
-
 def test_each_worker_keeps_to_a_cpu_of_its_own_and_its_jobs_get_every_cpu():
     """A pool's worker processes run on one CPU each (a cell's hand-over to the worker then rarely wakes
     another CPU); the jobs they fork see every CPU the grader had, as the lesson would in Jupyter."""
