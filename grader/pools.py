@@ -53,11 +53,13 @@ class LocalPool:
     def _one(self, job: Job) -> RawResult:
         w = self.free.get()
         try:
-            return w.run(job.cells, job.seed, job.watch, job.files)
+            try:
+                answered = w.dispatch(job.cells, job.seed, job.watch, job.files)
+            finally:
+                self.free.put(w)  # the worker's next job runs while this one's results are read
+            return w.collect(answered)
         except Exception as exc:  # the grader's own trouble (disk full, ...): this job fails, the batch goes on
             return RawResult(RunStatus.WORKER_ERROR, {}, error=f"{type(exc).__name__}: {exc}")
-        finally:
-            self.free.put(w)
 
     def run(self, jobs: Iterable[Job]) -> Iterator[tuple[Job, RawResult]]:
         it = iter(jobs)

@@ -258,3 +258,18 @@ def test_each_worker_keeps_to_a_cpu_of_its_own_and_its_jobs_get_every_cpu():
         pool.close()
     assert [job for job, _ in seen] == [everything, everything]
     assert [worker for _, worker in seen] == [everything[:1], everything[1:2]]
+
+
+def test_a_worker_runs_its_next_job_before_the_last_ones_results_are_read():
+    """A pool hands a worker its next job as soon as the worker has answered (`dispatch`), and reads the
+    answered job's results (`collect`) meanwhile: each job's results and files stay its own until collected."""
+    from grader.sandbox import Limits, SandboxWorker
+
+    with SandboxWorker(Limits(cell_timeout=20, budget=60)) as w:
+        first = w.dispatch(["print('first')", "_ = open('mine.txt', 'w').write('1')"], seed=1)
+        second = w.dispatch(["import os\nprint('second', os.path.exists('mine.txt'))"], seed=1)
+        assert first.outside.exists() and first.results.exists()
+        a, b = w.collect(first), w.collect(second)
+    assert [c["outputs"][0]["text"] for c in a.cells.values() if c["outputs"]] == ["first\n"]
+    assert b.cells[0]["outputs"][0]["text"] == "second False\n"
+    assert not first.outside.exists() and not first.results.exists() and not second.results.exists()
