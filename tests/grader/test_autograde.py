@@ -256,6 +256,51 @@ def test_the_executed_notebook_keeps_only_valid_outputs(tmp_path):
     nbformat.validate(out)
 
 
+def test_every_output_the_grader_keeps_from_any_claim_is_valid_nbformat():
+    """executed_notebook checks the learner's notebook against nbformat's schema but not the outputs, which
+    _clean_output builds: whatever a result line claims, what it keeps must be valid on its own."""
+    import itertools
+
+    from grader.autograde import _clean_output
+
+    values = [None, True, False, -1, 0, 7, 2**70, 1.5, "", "s", "\ud800", ["a", "b"], [1], {}, {"k": "v"},
+              {"text/plain": "x"}, {"text/plain": ["x", "y"]}, {"text/plain": 3}, {"application/json": {"a": [1]}},
+              {"application/vnd.x+json": 3}, {"application/xjson": {"a": 1}}, {"image/png": 5},
+              {"image/svg+xml": "<svg/>"}, {"text/html": "<script>x</script><b>b</b>"}, {"": "x"},
+              {"metadata": {"a": 1}}, {"application/javascript": "alert(1)"}]
+    kept = 0
+    for kind in ("stream", "display_data", "execute_result", "error", "update_display_data", "x", None, 5):
+        for k, (a, b) in enumerate(itertools.product(values, repeat=2)):
+            c = values[k * 7 % len(values)]
+            for claim in ({"output_type": kind, "name": a, "text": b, "extra": c},
+                          {"output_type": kind, "name": "stdout", "text": a},
+                          {"output_type": kind, "data": a, "metadata": b, "execution_count": c},
+                          {"output_type": kind, "data": {"text/plain": "x", "application/json": a, "text/html": b},
+                           "execution_count": c},
+                          {"output_type": kind, "ename": a, "evalue": b, "traceback": c},
+                          {"output_type": kind, "ename": "E", "evalue": "v", "traceback": [a, b]}):
+                out = _clean_output(claim)
+                if out is None:
+                    continue
+                kept += 1
+                nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x", outputs=[out])])
+                nbformat.validate(nb)
+    assert kept > 1000  # the claims above reach every kind the grader keeps
+
+
+def test_a_notebook_invalid_outside_its_outputs_keeps_no_outputs():
+    nb = solution_nb()
+    code = [i for i, c in enumerate(nb.cells) if c.cell_type == "code"]
+    md = next(i for i, c in enumerate(nb.cells) if c.cell_type == "markdown")
+    nb.cells[md]["execution_count"] = 3  # no key a markdown cell may have
+    sub = Sanitised(nb, code, {"ex": 2, "ey": 3}, {"ex": 2.0, "ey": 3.0}, [])
+    run = RawResult("exited", {0: line(0, [{"output_type": "stream", "name": "stdout", "text": "hi\n"}])}, 1.0, 0)
+    out = executed_notebook(sub, run)
+    assert all(out.cells[i].outputs == [] for i in code)
+    good = executed_notebook(Sanitised(solution_nb(), code, {"ex": 2, "ey": 3}, {"ex": 2.0, "ey": 3.0}, []), run)
+    assert good.cells[code[0]].outputs == [nbformat.v4.new_output("stream", name="stdout", text="hi\n")]
+
+
 def test_the_submission_hash_sees_notebooks_only(tmp_path):
     write(answered_nb(), tmp_path / "nb.ipynb")
     first = submission_hash(tmp_path)
