@@ -78,7 +78,7 @@ def _gradebook(course: Course):
         gb = _OPEN[course.db_url] = Gradebook(course.db_url, "torchcourse")
         # A commit (three a new student: nbgrader's add_student, its add_submission, the scores) would expire
         # every object the session holds, and the next student's add_submission load the chapter's notebooks
-        # and cells again, lazily, one query each: 13-16 ms of CPU a student against 9-12 ms kept. What is
+        # and cells again, lazily, one query each: 13.1-15.9 ms of CPU a student against 9.0-12.5 ms kept. What is
         # kept is the chapter's structure, which a batch does not change, and the rows this process wrote;
         # the rows of a submission graded in an earlier batch are read when this session first meets them.
         gb.db().expire_on_commit = False

@@ -34,9 +34,8 @@ class LocalPool:
         self.n = max(1, int(n))
         self.limits = limits
         self.free: queue.Queue[SandboxWorker] = queue.Queue()
-        # Each worker process keeps to a CPU of its own when there are enough: it and the job it forked hand
-        # each other every cell, and a hand-over to a process on another CPU cost about 70 us here against
-        # 4 us on the same one (a virtual machine's wake-up of another CPU). Its jobs get every CPU back.
+        # Each worker process keeps to a CPU of its own when there are enough; its jobs get every CPU back
+        # (why: grader/warm_worker.py, _keep_to_cpu).
         cpus = sorted(os.sched_getaffinity(0))
         pin = self.n <= len(cpus)
         # Started side by side; each spends seconds importing torch.
