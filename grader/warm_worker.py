@@ -1005,6 +1005,7 @@ def _channel_holders(pid: int, pipes: set[str], child_fds: dict[int, str]) -> li
     """What is wrong with the child's hold on the grader's pipes, read from outside (/proc): another of the
     job's processes holding one, a second descriptor for one, or a descriptor replaced."""
     wrong = []
+    own: dict[int, str] = {}  # the child's descriptors as read below: each is read once
     for p in _descendants(pid):
         try:
             fds = os.listdir(f"/proc/{p}/fd")
@@ -1015,14 +1016,19 @@ def _channel_holders(pid: int, pipes: set[str], child_fds: dict[int, str]) -> li
                 target = os.readlink(f"/proc/{p}/fd/{fd}")
             except OSError:
                 continue
+            if p == pid:
+                own[int(fd)] = target
             if target in pipes and (p != pid or child_fds.get(int(fd)) != target):
                 wrong.append(f"process {p} holds the grader's channel as descriptor {fd}")
     for fd, target in child_fds.items():
-        try:
-            if os.readlink(f"/proc/{pid}/fd/{fd}") != target:
-                wrong.append(f"descriptor {fd} of the grader's channel was replaced")
-        except OSError:
-            wrong.append(f"descriptor {fd} of the grader's channel was closed")
+        if fd not in own:
+            try:  # not listed (or the listing failed): ask for this one
+                own[fd] = os.readlink(f"/proc/{pid}/fd/{fd}")
+            except OSError:
+                wrong.append(f"descriptor {fd} of the grader's channel was closed")
+                continue
+        if own[fd] != target:
+            wrong.append(f"descriptor {fd} of the grader's channel was replaced")
     return wrong
 
 
