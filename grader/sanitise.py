@@ -71,9 +71,9 @@ def read_notebook(path: Path) -> NotebookNode:
         data = f.read(MAX_BYTES + 1)
     try:
         text = data.decode("utf-8")
-        # nbformat.reads without its schema check, which only logs what it finds: the autograded notebook is
-        # checked once it is made (autograde._valid_beside_outputs), and checking the learner's notebook
-        # here as well was a fifth of this process's CPU for a notebook.
+        # nbformat.reads without its schema check, which only logs what it finds (and gives missing cell ids,
+        # which the check of the autograded notebook gives as well): that notebook is checked once it is made
+        # (autograde._valid_beside_outputs). The check here was 0.6 of the 2.1 ms a chapter-1 notebook took.
         nb = nbformat.convert(nbformat.reader.reads(text), 4)
     except UnicodeDecodeError:
         raise SanitiseError("not UTF-8 text, so not a notebook") from None

@@ -288,6 +288,35 @@ def test_every_output_the_grader_keeps_from_any_claim_is_valid_nbformat():
     assert kept > 1000  # the claims above reach every kind the grader keeps
 
 
+def test_an_autograded_notebook_keeps_outputs_up_to_its_bound_in_order_and_says_what_it_left_out(monkeypatch):
+    nb = solution_nb()
+    code = [i for i, c in enumerate(nb.cells) if c.cell_type == "code"]
+    sub = Sanitised(nb, code, {"ex": 2, "ey": 3}, {"ex": 2.0, "ey": 3.0}, [])
+
+    def out(k):
+        return {"output_type": "stream", "name": "stdout", "text": f"{k}" * 600}
+
+    size = len(json.dumps(nbformat.from_dict(out(0))))
+    run = RawResult("exited", {0: line(0, [out(0), out(1), out(2)]), 1: line(1, [out(3)])}, 1.0, 0)
+    texts = lambda nbk, pos: [o["text"][:1] for o in nbk.cells[code[pos]].outputs]  # noqa: E731
+    # Exactly room for all four: every one is kept.
+    monkeypatch.setattr(autograde_mod, "NOTEBOOK_OUTPUT_BYTES", 4 * size)
+    kept = executed_notebook(sub, run)
+    assert texts(kept, 0) == ["0", "1", "2"] and texts(kept, 1) == ["3"]
+    # One byte less: the first three are kept, the fourth is left out and the cell says so.
+    monkeypatch.setattr(autograde_mod, "NOTEBOOK_OUTPUT_BYTES", 4 * size - 1)
+    cut = executed_notebook(sub, run)
+    assert texts(cut, 0) == ["0", "1", "2"] and texts(cut, 1) == ["["]
+    assert cut.cells[code[1]].outputs[0]["text"].startswith("[outputs left out: the notebook's outputs are over")
+    # Room for two and a half: the third output and everything after it are left out.
+    monkeypatch.setattr(autograde_mod, "NOTEBOOK_OUTPUT_BYTES", 2 * size + size // 2)
+    cut = executed_notebook(sub, run)
+    assert texts(cut, 0) == ["0", "1", "["] and texts(cut, 1) == ["["]
+    monkeypatch.setattr(autograde_mod, "NOTEBOOK_OUTPUT_BYTES", 100 * size)
+    assert executed_notebook(sub, run).cells[code[0]].outputs == kept.cells[code[0]].outputs
+    nbformat.validate(cut)
+
+
 def test_a_notebook_invalid_outside_its_outputs_keeps_no_outputs():
     nb = solution_nb()
     code = [i for i, c in enumerate(nb.cells) if c.cell_type == "code"]
