@@ -634,8 +634,8 @@ class SandboxWorker:
 
     def close_process_only(self) -> None:
         if self.proc is not None:
+            self.kill()
             try:
-                self.proc.kill()
                 self.proc.wait(timeout=10)
             except Exception:
                 pass
