@@ -82,6 +82,7 @@ class Killer:
 
     def __init__(self) -> None:
         self.killed: list[str] = []
+        self.done: set[int] = set()  # the job processes acted on: a killed one holds its files while it exits
         self.on = True
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self._watch, daemon=True)
@@ -93,8 +94,8 @@ class Killer:
             if not self.on:
                 continue
             for proc in psutil.process_iter(["uids"]):
-                if not proc.info["uids"] or proc.info["uids"].real < 200_000:  # the sandbox's uids only
-                    continue
+                if not proc.info["uids"] or proc.info["uids"].real < 200_000 or proc.pid in self.done:
+                    continue  # the sandbox's uids only, each job once
                 try:
                     held = {os.readlink(fd).rsplit("/", 1)[-1] for fd in Path(f"/proc/{proc.pid}/fd").iterdir()}
                     name = next((n for n in ("tc-kill-once", "tc-kill-always") if f"{n}.marker" in held), None)
@@ -102,6 +103,7 @@ class Killer:
                         continue
                     worker = next(p for p in [proc, *proc.parents()] if p.ppid() == me)
                     worker.send_signal(signal.SIGKILL)
+                    self.done.add(proc.pid)
                     self.killed.append(name)
                 except (StopIteration, psutil.Error, OSError):
                     pass
