@@ -13,7 +13,9 @@ The grader, per notebook, for a few throw-away submissions of the chapter:
 * the sandbox job as the warm worker reports it (bubblewrap, own uid, the real thing);
 * the same job run again by the warm worker's code outside bubblewrap, instrumented: fork, the child's
   set-up, cells (of which figure rendering, output capture and the guard's checks), the time between cells
-  (messages, result lines, the worker's channel checks), and the end (killing the job's processes, reaping).
+  (messages, result lines, the worker's channel checks), and the end (killing the job's processes, reaping);
+* a job's own cost in the real sandbox, apart from any lesson: jobs of 0, 1 and 21 trivial cells, with the
+  CPU and the minor page faults of the worker and of the job's processes (`job_costs`).
 
 Times are wall seconds on a shared machine unless marked CPU; compare shares and ratios within one run.
 Also importable: `limit(chapter)` is what benchmarks/grading_speed.py divides by.
@@ -318,6 +320,64 @@ def parallel_limit(chapter: str, processes: int, rounds: int = 4, solutions: Pat
     return (max(r["end"] for r in runs) - min(r["start"] for r in runs)) / rounds
 
 
+# --------------------------------------------------------------------------- a job's own cost, in the real sandbox
+
+def _proc_tree(pid: int) -> list[int]:
+    found, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        found.append(p)
+        try:
+            with open(f"/proc/{p}/task/{p}/children") as f:
+                todo += [int(c) for c in f.read().split()]
+        except OSError:
+            pass
+    return found
+
+
+def _counters(pid: int) -> dict[str, float]:
+    """A process's own CPU seconds and minor page faults, and those of its children it has reaped."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    tick = os.sysconf("SC_CLK_TCK")
+    minflt, cminflt, utime, stime, cutime, cstime = (int(fields[i]) for i in (7, 8, 11, 12, 13, 14))
+    return {"cpu": (utime + stime) / tick, "faults": minflt, "job_cpu": (cutime + cstime) / tick,
+            "job_faults": cminflt}
+
+
+def job_costs(chapter: str, runs: int = 40) -> list[tuple[int, dict[str, float]]]:
+    """What a job costs beyond its cells in the grader's real sandbox (bubblewrap, a uid of its own, per-job
+    namespaces where the host has them), as the pool runs one: jobs of 0, 1 and 21 trivial cells (`x = 1`) in
+    a warm worker kept to one CPU. Per job, in milliseconds: wall, CPU of the worker (its side of the job:
+    fork, messages, channel checks, reaping) and of the job's processes, and minor page faults of each (after
+    a fork every page either process writes is copied first: that copying, the fork and the exit are most of
+    the fixed cost). CPU is read from /proc in clock ticks, so it is a mean over `runs` jobs."""
+    sys.path.insert(0, str(REPO))
+    from grader.course import Course
+    from grader.sandbox import SandboxWorker
+
+    preload = Course(REPO).library_modules(chapter)
+    cpu = min(os.sched_getaffinity(0))
+    out = []
+    with SandboxWorker(preload=preload, cpu=cpu) as worker:
+        # the worker itself, not bubblewrap around it: the process whose program is python
+        python = [p for p in _proc_tree(worker.proc.pid)
+                  if Path(Path(f"/proc/{p}/cmdline").read_bytes().split(b"\0")[0].decode()).name.startswith("python")]
+        pid = python[0] if python else worker.proc.pid
+        for n in (0, 1, 21):
+            cells = ["x = 1"] * n
+            for _ in range(3):
+                worker.run(cells, 1)
+            before, t = _counters(pid), time.perf_counter()
+            for _ in range(runs):
+                worker.run(cells, 1)
+            wall, after = time.perf_counter() - t, _counters(pid)
+            row = {k: (after[k] - before[k]) / runs for k in after}
+            row = {k: v * 1000 if "cpu" in k else v for k, v in row.items()}
+            out.append((n, {"wall": wall / runs * 1000, **row}))
+    return out
+
+
 # --------------------------------------------------------------------------- the grader, per notebook
 
 def _course(tmp: Path, chapter: str, n: int) -> Path:
@@ -416,6 +476,7 @@ def main() -> int:
     ap.add_argument("--chapter", default="01-tensors")
     ap.add_argument("--students", type=int, default=4)
     ap.add_argument("--repeat", type=int, default=3, help="runs of the limit (the median is kept)")
+    ap.add_argument("--runs", type=int, default=40, help="trivial jobs per row of a job's own cost")
     ap.add_argument("--inner", help=argparse.SUPPRESS)
     ap.add_argument("--inner-out", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -439,6 +500,13 @@ def main() -> int:
     child = dict((k, v) for k, v, _ in rows)["  job child CPU"]
     print(f"{'limit, CPU (mean)':58s} {cpu_nb:8.1f}")
     print(f"{'job child CPU beyond the limit CPU (steadier under load)':58s} {child - cpu_nb:8.1f}")
+    print(f"\nA job's own cost in the real sandbox: trivial cells (x = 1), a warm worker kept to one CPU, "
+          f"means of {args.runs} jobs")
+    print(f"{'cells':>5s} {'wall ms':>8s} {'worker CPU':>11s} {'job CPU':>8s} {'worker faults':>14s} "
+          f"{'job faults':>11s}")
+    for n, r in job_costs(args.chapter, args.runs):
+        print(f"{n:5d} {r['wall']:8.1f} {r['cpu']:11.1f} {r['job_cpu']:8.1f} {r['faults']:14.0f} "
+              f"{r['job_faults']:11.0f}")
     return 0
 
 
