@@ -59,7 +59,8 @@ def _by_nbgrader(course: Course, student: str, exercises: list[Exercise]) -> Non
     by_cell = {(e.notebook, e.grade_id): e for e in exercises}
     with Gradebook(course.db_url, "torchcourse") as gb, warnings.catch_warnings():
         warnings.simplefilter("ignore")  # SQLAlchemy's autoflush notes from inside nbgrader's own API
-        gb.add_student(student)
+        if student != "cat":
+            gb.add_student(student)
         sub = gb.add_submission(CHAPTER, student, timestamp=STAMP)
         for nb in sub.notebooks:
             for grade in nb.grades:
@@ -97,17 +98,21 @@ def _rows(course: Course) -> dict[str, list[tuple]]:
 
 
 def test_a_first_submission_gets_the_rows_nbgraders_api_makes(tmp_path, template):
+    from nbgrader.api import Gradebook
+
     ours, theirs = _course(tmp_path, template, "ours"), _course(tmp_path, template, "theirs")
-    for student, scores in (("ann", (2, 1.5, 1)), ("bob", (0, 3, 7))):  # 7: over the cell's maximum
+    for course in (ours, theirs):  # cat is on the roster already (`nbgrader db student add`), with a name
+        with Gradebook(course.db_url, "torchcourse") as gb:
+            gb.add_student("cat", first_name="Cat", last_name="Lee", email="cat@example.org")
+    for student, scores in (("ann", (2, 1.5, 1)), ("bob", (0, 3, 7)), ("cat", (1, 0, 0))):  # 7: over the max
         gradebook.write_grades(ours, CHAPTER, student, STAMP, _exercises(*scores))
         _by_nbgrader(theirs, student, _exercises(*scores))
     gradebook.close()
     mine, reference = _rows(ours), _rows(theirs)
-    assert len(reference["grade"]) == 2 * 5 and len(reference["comment"]) == 2 * 5  # the chapter is all there
+    assert len(reference["grade"]) == 3 * 5 and len(reference["comment"]) == 3 * 5  # the chapter is all there
+    assert ("cat", "Cat", "Lee", "cat@example.org", None) in mine["student"]
     assert mine == reference
     # and nbgrader reads the scores back through its own model
-    from nbgrader.api import Gradebook
-
     with Gradebook(ours.db_url, "torchcourse") as gb:
         assert gb.find_submission(CHAPTER, "ann").score == 4.5
         assert gb.find_submission(CHAPTER, "bob").score == 4
