@@ -322,19 +322,6 @@ def parallel_limit(chapter: str, processes: int, rounds: int = 4, solutions: Pat
 
 # --------------------------------------------------------------------------- a job's own cost, in the real sandbox
 
-def _proc_tree(pid: int) -> list[int]:
-    found, todo = [], [pid]
-    while todo:
-        p = todo.pop()
-        found.append(p)
-        try:
-            with open(f"/proc/{p}/task/{p}/children") as f:
-                todo += [int(c) for c in f.read().split()]
-        except OSError:
-            pass
-    return found
-
-
 def _counters(pid: int) -> dict[str, float]:
     """A process's own CPU seconds and minor page faults, and those of its children it has reaped."""
     with open(f"/proc/{pid}/stat") as f:
@@ -354,14 +341,14 @@ def job_costs(chapter: str, runs: int = 40) -> list[tuple[int, dict[str, float]]
     the fixed cost). CPU is read from /proc in clock ticks, so it is a mean over `runs` jobs."""
     sys.path.insert(0, str(REPO))
     from grader.course import Course
-    from grader.sandbox import SandboxWorker
+    from grader.sandbox import SandboxWorker, _descendants
 
     preload = Course(REPO).library_modules(chapter)
     cpu = min(os.sched_getaffinity(0))
     out = []
     with SandboxWorker(preload=preload, cpu=cpu) as worker:
         # the worker itself, not bubblewrap around it: the process whose program is python
-        python = [p for p in _proc_tree(worker.proc.pid)
+        python = [p for p in _descendants(worker.proc.pid)
                   if Path(Path(f"/proc/{p}/cmdline").read_bytes().split(b"\0")[0].decode()).name.startswith("python")]
         pid = python[0] if python else worker.proc.pid
         for n in (0, 1, 21):
