@@ -437,6 +437,7 @@ def _finish(course: Course, chapter: str, student: str, notebooks: list[str], p:
     out = course.autograded / student / chapter
     out.mkdir(parents=True, exist_ok=True)
     exercises: list[Exercise] = []
+    unanswered: set[tuple[str, str]] = set()
     flags: list[str] = []
     grader_errors: dict[str, str] = {}
     for nb in notebooks:  # the chapter's order, whatever order the jobs ran in
@@ -449,6 +450,7 @@ def _finish(course: Course, chapter: str, student: str, notebooks: list[str], p:
             continue
         sub, raw = p.sanitised[nb], p.raw[nb]
         exercises += judge(nb, sub, raw, refs[nb])
+        unanswered |= {(nb, gid) for gid in sub.unanswered}
         flags += [f"{nb}.ipynb: {note}" for note in sub.notes]
         if len(raw.cells) < len(sub.code_cells) and raw.status == "exited" and not raw.signal and not raw.code:
             flags.append(f"{nb}.ipynb: the notebook stopped after {len(raw.cells)} of {len(sub.code_cells)} code cells")
@@ -474,7 +476,7 @@ def _finish(course: Course, chapter: str, student: str, notebooks: list[str], p:
     submitted_at, bad_time = read_timestamp(folder)
     if bad_time:
         flags.append(bad_time)
-    gradebook.write_grades(course, chapter, student, submitted_at, exercises)
+    gradebook.write_grades(course, chapter, student, submitted_at, exercises, unanswered)
     if submitted_at is not None:  # a garbled file is not passed on to nbgrader's own commands
         gradebook.copy_timestamp(folder, out)
     else:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import shutil
 import tempfile
 import warnings
+from collections.abc import Collection
 from datetime import datetime
 from pathlib import Path
 
@@ -91,19 +92,23 @@ def close() -> None:
 
 
 def write_grades(course: Course, chapter: str, student: str, timestamp: datetime | None,
-                 exercises: list[Exercise]) -> None:
-    """Record one student's autograde scores, in one transaction; manual scores an instructor gave are kept.
+                 exercises: list[Exercise], unanswered: Collection[tuple[str, str]] = ()) -> None:
+    """Record one student's autograde scores, in one transaction, as nbgrader's autograde records them
+    (its SaveAutoGrades): each test's score; an answer left as released (`unanswered`: (notebook, grade id)
+    pairs) commented "No response.", and scored 0 when it is graded by hand; any other hand-graded answer
+    left to the instructor, whose manual scores are kept (a row with one is marked for review).
 
     A first submission gets the rows nbgrader's own `add_student` and `add_submission` would make (the
     submission, a row for every notebook, a grade for every grade and task cell, a comment for every
     solution and task cell), inserted a table at a time with the scores already set
     (tests/grader/test_gradebook_rows.py holds them against nbgrader's). nbgrader's API committed three
     times and built the rows object by object: 13.6-14.3 ms of CPU a chapter-1 student, against 3.0-4.6 ms.
-    A submission already there has its scores set on its grade rows, found in one query."""
-    from nbgrader.api import Grade, GradeCell, MissingEntry, Notebook, SubmittedNotebook
+    A submission already there has its rows updated, found in one query each."""
+    from nbgrader.api import BaseCell, Comment, Grade, MissingEntry, Notebook, SubmittedNotebook
     from nbgrader.utils import parse_utc
 
     by_cell = {(e.notebook, e.grade_id): e for e in exercises}
+    unanswered = set(unanswered)
     gb = _gradebook(course)
     try:
         with warnings.catch_warnings():
@@ -111,47 +116,88 @@ def write_grades(course: Course, chapter: str, student: str, timestamp: datetime
             try:
                 sub = gb.find_submission(chapter, student)
             except MissingEntry:
-                _add_submission(gb, chapter, student, parse_utc(timestamp) if timestamp else None, by_cell)
+                _add_submission(gb, chapter, student, parse_utc(timestamp) if timestamp else None, by_cell,
+                                unanswered)
                 gb.db.commit()
                 return
             if timestamp is not None:
                 sub.timestamp = parse_utc(timestamp)
-            rows = (gb.db.query(Grade, Notebook.name, GradeCell.name, GradeCell.max_score)
-                    .join(GradeCell, Grade.cell_id == GradeCell.id)
-                    .join(SubmittedNotebook, Grade.notebook_id == SubmittedNotebook.id)
-                    .join(Notebook, SubmittedNotebook.notebook_id == Notebook.id)
-                    .filter(SubmittedNotebook.assignment_id == sub.id).all())
-            for grade, notebook, name, max_score in rows:
-                grade.auto_score, grade.needs_manual_grade = _score(by_cell.get((notebook, name)), max_score,
-                                                                    grade.auto_score, grade.manual_score)
+            kinds = _kinds(gb, chapter)
+            for model in (Grade, Comment):
+                rows = (gb.db.query(model, Notebook.name, BaseCell.name)
+                        .join(BaseCell, model.cell_id == BaseCell.id)
+                        .join(SubmittedNotebook, model.notebook_id == SubmittedNotebook.id)
+                        .join(Notebook, SubmittedNotebook.notebook_id == Notebook.id)
+                        .filter(SubmittedNotebook.assignment_id == sub.id).all())
+                for row, nb_name, name in rows:
+                    key = (nb_name, name)
+                    kind, max_score = kinds.get(key, ("task", None))
+                    if model is Comment:
+                        row.auto_comment = _comment(kind, key in unanswered)
+                    elif kind in ("test", "hand"):
+                        row.auto_score, row.needs_manual_grade = _score(kind, by_cell.get(key), key in unanswered,
+                                                                        max_score, row.manual_score)
             gb.db.commit()
     except BaseException:
         gb.db.rollback()  # the open gradebook stays usable for the next student
         raise
 
 
-def _score(ex: Exercise | None, max_score, auto_score, manual_score) -> tuple[float | None, bool]:
-    """A grade row's (auto_score, needs_manual_grade) after autograding."""
-    if ex is None:  # a manually graded answer: the instructor's to score
-        return auto_score, manual_score is None and auto_score is None
-    return min(max(float(ex.score), 0.0), float(max_score)), manual_score is not None
+NO_RESPONSE = "No response."  # nbgrader's auto comment on an answer left as released
+
+
+def _comment(kind: str, unanswered: bool) -> str | None:
+    return NO_RESPONSE if kind in ("answer", "hand") and unanswered else None
+
+
+def _score(kind: str, ex: Exercise | None, unanswered: bool, max_score: float,
+           manual_score: float | None) -> tuple[float | None, bool]:
+    """A grade row's (auto_score, needs_manual_grade), by nbgrader's rules: a test's score; a hand-graded
+    answer left as released 0, any other none (the instructor's to give); a row needs a person when it has
+    no score, or has a manual one that this run may contradict."""
+    if kind == "test" and ex is not None:
+        auto = min(max(float(ex.score), 0.0), float(max_score))
+    elif kind == "hand" and unanswered:
+        auto = 0.0
+    else:  # an answer for a person to grade (or a test this run could not judge: never given points unseen)
+        auto = None
+    return auto, manual_score is not None or auto is None
 
 
 _STRUCTURE: dict[tuple[int, str], list] = {}  # (gradebook, chapter) -> its notebooks' cells, for the batch
 
 
-def _structure(gb, chapter: str) -> list[tuple[str, str, list[tuple[str, str, float]], list[str], list[str]]]:
-    """Each notebook of the chapter as (id, name, grade cells as (id, name, max score), solution cell ids,
-    task cell ids), in nbgrader's order; read once a batch (a batch does not change the chapter)."""
+def _structure(gb, chapter: str) -> list[tuple[str, str, list[tuple[str, str, str, float | None]]]]:
+    """Each notebook of the chapter as (id, name, cells): a row (cell id, grade id, kind, max score) for
+    each of nbgrader's cell rows, its grade cells with kind "test" (autograded) or "hand" (also an answer:
+    graded by hand), its solution cells with kind "answer", its task cells with kind "task". A hand-graded
+    answer has two rows, a grade cell and a solution cell, as in nbgrader's tables. Read once a batch (a
+    batch does not change the chapter)."""
     key = (id(gb), chapter)
     if key not in _STRUCTURE:
-        _STRUCTURE[key] = [(nb.id, nb.name, [(c.id, c.name, c.max_score) for c in nb.grade_cells],
-                            [c.id for c in nb.solution_cells], [c.id for c in nb.task_cells])
-                           for nb in gb.find_assignment(chapter).notebooks]
+        notebooks = []
+        for nb in gb.find_assignment(chapter).notebooks:
+            answers = {c.name for c in nb.solution_cells}
+            cells = [(c.id, c.name, "hand" if c.name in answers else "test", c.max_score) for c in nb.grade_cells]
+            cells += [(c.id, c.name, "answer", None) for c in nb.solution_cells]
+            cells += [(c.id, c.name, "task", c.max_score) for c in nb.task_cells]
+            notebooks.append((nb.id, nb.name, cells))
+        _STRUCTURE[key] = notebooks
     return _STRUCTURE[key]
 
 
-def _add_submission(gb, chapter: str, student: str, timestamp: datetime | None, by_cell: dict) -> None:
+def _kinds(gb, chapter: str) -> dict[tuple[str, str], tuple[str, float | None]]:
+    """(notebook, grade id) -> (kind, max score) of its grade row ("test", "hand") or else its only row."""
+    out: dict[tuple[str, str], tuple[str, float | None]] = {}
+    for _, nb_name, cells in _structure(gb, chapter):
+        for _, name, kind, max_score in cells:
+            if (nb_name, name) not in out or kind in ("test", "hand"):
+                out[(nb_name, name)] = (kind, max_score)
+    return out
+
+
+def _add_submission(gb, chapter: str, student: str, timestamp: datetime | None, by_cell: dict,
+                    unanswered: set) -> None:
     """nbgrader's add_student (when the student is new) and add_submission, with the scores, uncommitted."""
     from nbgrader.api import Comment, Grade, MissingEntry, Student, SubmittedAssignment, SubmittedNotebook, new_uuid
     from sqlalchemy import insert
@@ -164,19 +210,23 @@ def _add_submission(gb, chapter: str, student: str, timestamp: datetime | None, 
     sub_id = new_uuid()
     gb.db.execute(insert(SubmittedAssignment), [{"id": sub_id, "student_id": student, "timestamp": timestamp,
                                                  "assignment_id": gb.find_assignment(chapter).id}])
+    kinds = _kinds(gb, chapter)
     notebooks, grades, comments = [], [], []
-    for nb_id, nb_name, grade_cells, solution_cells, task_cells in _structure(gb, chapter):
+    for nb_id, nb_name, cells in _structure(gb, chapter):
         sub_nb = new_uuid()
         notebooks.append({"id": sub_nb, "assignment_id": sub_id, "notebook_id": nb_id, "flagged": False})
-        for cell_id, name, max_score in grade_cells:
-            auto, manual = _score(by_cell.get((nb_name, name)), max_score, None, None)
-            grades.append({"id": new_uuid(), "notebook_id": sub_nb, "cell_id": cell_id, "auto_score": auto,
-                           "needs_manual_grade": manual})
-        for cell_id in solution_cells + task_cells:
-            comments.append({"id": new_uuid(), "notebook_id": sub_nb, "cell_id": cell_id})
-        for cell_id in task_cells:  # a task is graded by hand, like nbgrader's own rows for it
-            grades.append({"id": new_uuid(), "notebook_id": sub_nb, "cell_id": cell_id, "auto_score": None,
-                           "needs_manual_grade": True})
+        for cell_id, name, kind, max_score in cells:
+            key = (nb_name, name)
+            if kind in ("test", "hand"):
+                auto, manual = _score(kind, by_cell.get(key), key in unanswered, max_score, None)
+                grades.append({"id": new_uuid(), "notebook_id": sub_nb, "cell_id": cell_id, "auto_score": auto,
+                               "needs_manual_grade": manual})
+            else:  # nbgrader comments on every answer and every task
+                comments.append({"id": new_uuid(), "notebook_id": sub_nb, "cell_id": cell_id,
+                                 "auto_comment": _comment(kinds[key][0], key in unanswered)})
+            if kind == "task":  # graded by hand; nbgrader's autograde leaves its row as add_submission made it
+                grades.append({"id": new_uuid(), "notebook_id": sub_nb, "cell_id": cell_id, "auto_score": None,
+                               "needs_manual_grade": True})
     for model, rows in ((SubmittedNotebook, notebooks), (Grade, grades), (Comment, comments)):
         if rows:
             gb.db.execute(insert(model), rows)

@@ -52,6 +52,7 @@ class Sanitised:
     grade_cells: dict[str, int]    # test grade_id -> position in code_cells
     points: dict[str, float]       # test grade_id -> max points (from the gradebook, not the learner)
     notes: list[str]
+    unanswered: frozenset[str] = frozenset()  # answer grade_ids left as released (see _unanswered)
 
 
 def read_notebook(path: Path) -> NotebookNode:
@@ -430,7 +431,23 @@ def sanitise(path: Path, chapter: str, notebook: str, db_url: str, book: SourceB
     for gid in points:
         if gid not in grade_cells:  # cannot happen after add_missing_cells; say so if it does
             notes.append(f"test cell {gid!r} could not be restored")
-    return Sanitised(nb, code_cells, grade_cells, points, notes)
+    return Sanitised(nb, code_cells, grade_cells, points, notes, _unanswered(nb, book))
+
+
+def _unanswered(nb: NotebookNode, book: SourceBook) -> frozenset[str]:
+    """The answer cells (nbgrader's solution cells, tasks aside) left as released, by nbgrader's own test:
+    the cell's checksum is the release's. nbgrader's autograde records such an answer as "No response."
+    and scores a manually graded one 0 (grader/gradebook.py does the same)."""
+    from nbgrader.utils import compute_checksum
+
+    out = set()
+    for cell in nb.cells:
+        gid = _claims(cell)
+        md, src = book.known.get(gid), book.cells.get(gid)
+        if md and md.get("solution") and not md.get("task") and src is not None and src.checksum \
+                and compute_checksum(cell) == src.checksum:
+            out.add(gid)
+    return frozenset(out)
 
 
 def solution_notebook(path: Path, chapter: str, notebook: str, db_url: str) -> Sanitised:

@@ -57,7 +57,8 @@ def course_grader_round(root: Path, chapter: str, workers: int = 2) -> dict:
 def exchange_round(tmp: Path, root: Path, chapter: str) -> None:
     """Plain nbgrader in the unreleased course folder `root`: generate, release, two students fetch, answer
     and submit through a throw-away exchange, then collect (nbgrader's and the course grader's), autograde,
-    generate_feedback and export."""
+    generate_feedback and export; then the course grader autogrades what its collect took from the same exchange,
+and its gradebook rows must be nbgrader's."""
     exchange = tmp / "exchange"
     exchange.mkdir(mode=0o777)
     env = {"TORCHCOURSE_EXCHANGE": str(exchange)}
@@ -109,3 +110,14 @@ def exchange_round(tmp: Path, root: Path, chapter: str) -> None:
         got = {g.name: g.score for nb in gb.find_submission(chapter, "alice").notebooks for g in nb.grades
                if g.name in points}
     assert got == {slug: 0.0 if slug == wrong_slug else pts for slug, pts in points.items()}, got
+    # The course grader, on the same submissions collected from the same exchange, writes nbgrader's rows:
+    # every grade and every comment ("No response." on bob's untouched answers) as nbgrader's autograde did.
+    from grader.autograde import autograde
+    from tests.helpers.gradebook_rows import gradebook_rows
+
+    records = autograde(Course(mine), chapter, workers=2, progress=False)
+    assert sorted(records) == sorted(plans) and not records.not_recorded
+    ours, theirs = gradebook_rows(Course(mine).db_path), gradebook_rows(Course(root).db_path)
+    assert ("bob", names[0]) in {(r[0], r[1]) for r in theirs["comment"] if r[4] == "No response."}
+    assert ours["grade"] == theirs["grade"]
+    assert ours["comment"] == theirs["comment"]
