@@ -164,36 +164,38 @@ def _score(kind: str, ex: Exercise | None, unanswered: bool, max_score: float,
     return auto, manual_score is not None or auto is None
 
 
-_STRUCTURE: dict[tuple[int, str], list] = {}  # (gradebook, chapter) -> its notebooks' cells, for the batch
+_STRUCTURE: dict[tuple[int, str], tuple] = {}  # (gradebook, chapter) -> its cells, read once a batch
 
 
 def _structure(gb, chapter: str) -> list[tuple[str, str, list[tuple[str, str, str, float | None]]]]:
     """Each notebook of the chapter as (id, name, cells): a row (cell id, grade id, kind, max score) for
     each of nbgrader's cell rows, its grade cells with kind "test" (autograded) or "hand" (also an answer:
     graded by hand), its solution cells with kind "answer", its task cells with kind "task". A hand-graded
-    answer has two rows, a grade cell and a solution cell, as in nbgrader's tables. Read once a batch (a
-    batch does not change the chapter)."""
+    answer has two rows, a grade cell and a solution cell, as in nbgrader's tables."""
+    return _read_structure(gb, chapter)[0]
+
+
+def _kinds(gb, chapter: str) -> dict[tuple[str, str], tuple[str, float | None]]:
+    """(notebook, grade id) -> (kind, max score) of its grade row ("test", "hand") or else its only row."""
+    return _read_structure(gb, chapter)[1]
+
+
+def _read_structure(gb, chapter: str) -> tuple[list, dict]:
+    """`_structure` and `_kinds`, read once a batch (a batch does not change the chapter)."""
     key = (id(gb), chapter)
     if key not in _STRUCTURE:
-        notebooks = []
+        notebooks, kinds = [], {}
         for nb in gb.find_assignment(chapter).notebooks:
             answers = {c.name for c in nb.solution_cells}
             cells = [(c.id, c.name, "hand" if c.name in answers else "test", c.max_score) for c in nb.grade_cells]
             cells += [(c.id, c.name, "answer", None) for c in nb.solution_cells]
             cells += [(c.id, c.name, "task", c.max_score) for c in nb.task_cells]
             notebooks.append((nb.id, nb.name, cells))
-        _STRUCTURE[key] = notebooks
+            for _, name, kind, max_score in cells:
+                if (nb.name, name) not in kinds or kind in ("test", "hand"):
+                    kinds[(nb.name, name)] = (kind, max_score)
+        _STRUCTURE[key] = (notebooks, kinds)
     return _STRUCTURE[key]
-
-
-def _kinds(gb, chapter: str) -> dict[tuple[str, str], tuple[str, float | None]]:
-    """(notebook, grade id) -> (kind, max score) of its grade row ("test", "hand") or else its only row."""
-    out: dict[tuple[str, str], tuple[str, float | None]] = {}
-    for _, nb_name, cells in _structure(gb, chapter):
-        for _, name, kind, max_score in cells:
-            if (nb_name, name) not in out or kind in ("test", "hand"):
-                out[(nb_name, name)] = (kind, max_score)
-    return out
 
 
 def _add_submission(gb, chapter: str, student: str, timestamp: datetime | None, by_cell: dict,
@@ -210,7 +212,6 @@ def _add_submission(gb, chapter: str, student: str, timestamp: datetime | None, 
     sub_id = new_uuid()
     gb.db.execute(insert(SubmittedAssignment), [{"id": sub_id, "student_id": student, "timestamp": timestamp,
                                                  "assignment_id": gb.find_assignment(chapter).id}])
-    kinds = _kinds(gb, chapter)
     notebooks, grades, comments = [], [], []
     for nb_id, nb_name, cells in _structure(gb, chapter):
         sub_nb = new_uuid()
@@ -221,9 +222,9 @@ def _add_submission(gb, chapter: str, student: str, timestamp: datetime | None, 
                 auto, manual = _score(kind, by_cell.get(key), key in unanswered, max_score, None)
                 grades.append({"id": new_uuid(), "notebook_id": sub_nb, "cell_id": cell_id, "auto_score": auto,
                                "needs_manual_grade": manual})
-            else:  # nbgrader comments on every answer and every task
+            else:  # nbgrader comments on every answer (a hand-graded one's solution row) and every task
                 comments.append({"id": new_uuid(), "notebook_id": sub_nb, "cell_id": cell_id,
-                                 "auto_comment": _comment(kinds[key][0], key in unanswered)})
+                                 "auto_comment": _comment(kind, key in unanswered)})
             if kind == "task":  # graded by hand; nbgrader's autograde leaves its row as add_submission made it
                 grades.append({"id": new_uuid(), "notebook_id": sub_nb, "cell_id": cell_id, "auto_score": None,
                                "needs_manual_grade": True})

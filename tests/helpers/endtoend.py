@@ -57,8 +57,8 @@ def course_grader_round(root: Path, chapter: str, workers: int = 2) -> dict:
 def exchange_round(tmp: Path, root: Path, chapter: str) -> None:
     """Plain nbgrader in the unreleased course folder `root`: generate, release, two students fetch, answer
     and submit through a throw-away exchange, then collect (nbgrader's and the course grader's), autograde,
-    generate_feedback and export; then the course grader autogrades what its collect took from the same exchange,
-and its gradebook rows must be nbgrader's."""
+    generate_feedback and export; then the course grader autogrades what its collect took from the same
+    exchange, and its gradebook rows must be nbgrader's."""
     exchange = tmp / "exchange"
     exchange.mkdir(mode=0o777)
     env = {"TORCHCOURSE_EXCHANGE": str(exchange)}
