@@ -791,10 +791,11 @@ def _canonical_names(grading) -> dict:
 def run_child(shell: GradeShell, spec: dict, cmd: int, res: int, snap: dict) -> None:
     """Set up the sandboxed process, then run the cells the parent sends one at a time; never returns.
 
-    The parent sends ``{"seed", "nonce"}``, then for each cell ``{"i", "nonce", "source", "hidden"}``
-    (``hidden`` true for a checks cell: once its visible part has run, the child asks for the hidden block
-    and gets ``{"hidden": source}``), then ``{"end": true}``. Every line back carries the nonce of the cell
-    it belongs to; ``shown`` in a cell's result counts the outputs made before any hidden code arrived."""
+    The parent sends ``{"seed", "nonce"}``, then ``{"cells": [{"i", "nonce", "source", "hidden"}, ...]}``:
+    a run of plain cells, or one checks cell alone (``hidden`` true: once its visible part has run, the child
+    asks for the hidden block and gets ``{"hidden": source}``), and at the end ``{"end": true}``. Every line
+    back carries the nonce of the cell it belongs to; ``shown`` in a cell's result counts the outputs made
+    before any hidden code arrived."""
     _new_session(spec)
     raw_reader = _capture_output(spec, keep={cmd, res})
     buf = bytearray()
@@ -821,10 +822,9 @@ def _serve_cells(shell: GradeShell, cmd: int, res: int, buf: bytearray, raw_read
     read_message, dumps, write, monotonic, fflush, read, exit_ = _read_message, json.dumps, os.write, \
         time.monotonic, _libc.fflush, os.read, os._exit
     collect, run_cell, user_ns, hidden_defs, run_hidden = COLLECT, shell.run_cell, shell.user_ns, {}, _run_hidden
-    while True:
-        msg = read_message(cmd, buf)
-        if msg is None or msg.get("end"):
-            break
+
+    def serve_cell(msg: dict) -> bool:
+        """Run one cell and report it; False when the parent has gone."""
         state["nonce"] = msg["nonce"]
         hidden = msg.get("hidden")
         collect.reset()
@@ -841,7 +841,7 @@ def _serve_cells(shell: GradeShell, cmd: int, res: int, buf: bytearray, raw_read
             write(res, (dumps({"n": msg["nonce"], "visible_done": True}) + "\n").encode())
             part = read_message(cmd, buf)  # the hidden block is sent only now
             if part is None:
-                break
+                return False
             ok = run_hidden(part["hidden"], msg["nonce"], state, check, collect, user_ns, hidden_defs, canonical)
         if hidden:
             check("after the checks cell")
@@ -861,6 +861,11 @@ def _serve_cells(shell: GradeShell, cmd: int, res: int, buf: bytearray, raw_read
             data = (dumps({"n": msg["nonce"], "result": {"i": msg["i"], "status": "output_limit", "outputs": []}})
                     + "\n").encode()
         write(res, data)
+        return True
+
+    while (batch := read_message(cmd, buf)) is not None and not batch.get("end"):
+        if not all(serve_cell(msg) for msg in batch["cells"]):
+            break
     exit_(0)
 
 
@@ -1044,9 +1049,14 @@ class _Channel:
         self.ready = False
         self.asks_hidden = False
 
-    def start(self, nonce: str) -> None:
-        self.nonce, self.emits, self.tampered, self.result, self.received = nonce, [], [], None, 0
+    def start(self, nonce: str, tampered: list[str]) -> None:
+        """From now on, lines belong to the cell of `nonce`, with `tampered` its flags so far. Lines the
+        child wrote after the last cell's result (it runs a batch of plain cells without waiting) are
+        already here: they are read as this cell's."""
+        self.nonce, self.emits, self.tampered, self.result = nonce, [], list(tampered), None
         self.asks_hidden = False
+        self.received = len(self.buf)
+        self._drain()
 
     def feed(self) -> bool:
         """Read what is there; False when the child wrote more than a cell may."""
@@ -1059,13 +1069,18 @@ class _Channel:
             self.tampered.append("more data on the results channel than a cell may write")
             return False
         self.buf += data
-        while b"\n" in self.buf:
-            line, self.buf = self.buf.split(b"\n", 1)
-            self._line(line)
-        if len(self.buf) > self.LINE_CAP:
+        if b"\n" in data:
+            self._drain()
+        if len(self.buf) > self.LINE_CAP and b"\n" not in self.buf:
             self.tampered.append("an over-long line on the results channel")
             self.buf = b""
         return True
+
+    def _drain(self) -> None:
+        """Read the whole lines there are, up to this cell's result: what follows it is the next cell's."""
+        while self.result is None and b"\n" in self.buf:
+            line, self.buf = self.buf.split(b"\n", 1)
+            self._line(line)
 
     def _line(self, line: bytes) -> None:
         try:
@@ -1155,7 +1170,7 @@ class _JobRun:
     def set_up(self) -> str:
         """Send the seed; "ok" once the child says it is set up, else why not."""
         nonce = secrets.token_hex(16)
-        self.chan.start(nonce)
+        self.chan.start(nonce, [])
         _send(self.cmd_w, {"seed": self.job["seed"], "nonce": nonce})
         return self.wait(True, None)
 
@@ -1200,36 +1215,53 @@ class _JobRun:
                     return "ok"
                 return "exited"
 
-    def run_cell(self, i: int, cell) -> str:
-        """Send cell `i`, wait for its end, write what it reported to the results file; "ok" or why not."""
-        chan = self.chan
-        source, hidden = _split(cell)
-        wrong = _channel_holders(self.pid, self.pipes, self.child_fds)
-        chan.start(secrets.token_hex(16))  # what arrives from now on (old nonces included) belongs to this cell
-        chan.tampered = wrong
-        if not _send(self.cmd_w, {"i": i, "nonce": chan.nonce, "source": source, "hidden": hidden is not None}):
-            return "exited"
-        state = self.wait(False, self.spec["cell_timeout"], hidden)
-        line = chan.result
-        line = dict(line) if line is not None and type(line.get("outputs")) is list and line.get("i") == i else None
-        if line is not None or chan.tampered or chan.emits:
-            if line is None:  # the cell did not finish; what it did say still counts against it
-                line = {"i": i, "status": "unfinished", "outputs": []}
-            line["emits"] = chan.emits
-            if chan.tampered:
-                line["tampered"] = chan.tampered[:20]
-            os.write(self.results, (json.dumps(line, default=repr) + "\n").encode())
-        return state
-
     def run_cells(self) -> str:
-        """Every cell in order, until one does not end well; the run's status."""
-        for i, cell in enumerate(self.job["cells"]):
-            state = self.run_cell(i, cell)
+        """Every cell in order, until one does not end well; the run's status. A run of plain cells goes to
+        the child in one message, which it runs without waiting for the parent between them; a checks cell
+        goes alone, after the channel has been checked again."""
+        cells = [_split(cell) for cell in self.job["cells"]]
+        i = 0
+        while i < len(cells):
+            j = i + 1
+            while cells[i][1] is None and j < len(cells) and cells[j][1] is None:
+                j += 1
+            state = self.run_batch(i, cells[i:j])
             if state != "ok":
                 return state if state in ("output_limit", "timeout", "budget") else "exited"
+            i = j
         _send(self.cmd_w, {"end": True})
         select.select([self.pidfd], [], [], 5.0)
         return "exited"
+
+    def run_batch(self, first: int, cells: list[tuple[str, str | None]]) -> str:
+        """Send cells `first`, `first + 1`, ...; wait for each one's end (its cell limit counts from the
+        previous one's end) and write what it reported to the results file; "ok" or why not."""
+        chan = self.chan
+        wrong = _channel_holders(self.pid, self.pipes, self.child_fds)
+        nonces = [secrets.token_hex(16) for _ in cells]
+        chan.start(nonces[0], wrong)  # what arrives from now on (old nonces included) belongs to the first cell
+        batch = [{"i": first + k, "nonce": nonce, "source": source, "hidden": hidden is not None}
+                 for k, (nonce, (source, hidden)) in enumerate(zip(nonces, cells))]
+        if not _send(self.cmd_w, {"cells": batch}):
+            return "exited"
+        for k, (nonce, (_, hidden)) in enumerate(zip(nonces, cells)):
+            i = first + k
+            if k:
+                chan.start(nonce, [])
+            state = self.wait(False, self.spec["cell_timeout"], hidden)
+            line = chan.result
+            line = dict(line) if line is not None and type(line.get("outputs")) is list and line.get("i") == i \
+                else None
+            if line is not None or chan.tampered or chan.emits:
+                if line is None:  # the cell did not finish; what it did say still counts against it
+                    line = {"i": i, "status": "unfinished", "outputs": []}
+                line["emits"] = chan.emits
+                if chan.tampered:
+                    line["tampered"] = chan.tampered[:20]
+                os.write(self.results, (json.dumps(line, default=repr) + "\n").encode())
+            if state != "ok":
+                return state
+        return "ok"
 
     def end(self) -> int:
         """Kill every process of the job, reap the child, remove what it left; its wait status."""
