@@ -789,7 +789,7 @@ def _canonical_names(grading) -> dict:
 
 
 def run_child(shell: GradeShell, spec: dict, cmd: int, res: int, snap: dict) -> None:
-    """Set up the sandboxed process, then run the cells the parent sends one at a time; never returns.
+    """Set up the sandboxed process, then run the cells the parent sends; never returns.
 
     The parent sends ``{"seed", "nonce"}``, then ``{"cells": [{"i", "nonce", "source", "hidden"}, ...]}``:
     a run of plain cells, or one checks cell alone (``hidden`` true: once its visible part has run, the child
@@ -1278,9 +1278,10 @@ class _JobRun:
 
 
 def run_job(shell: GradeShell, spec: dict, snap: dict) -> dict:
-    """Fork a child for one job; send it the cells one at a time; write what it reported, cell by cell, to
-    spec["results"] (a file of the grader's, outside the job's folder). The reply's status is one of
-    grader.wire.RunStatus (this file imports nothing from the grader, so it names them as strings)."""
+    """Fork a child for one job; send it the cells (runs of plain cells, each checks cell alone); write what
+    it reported, cell by cell, to spec["results"] (a file of the grader's, outside the job's folder). The
+    reply's status is one of grader.wire.RunStatus (this file imports nothing from the grader, so it names
+    them as strings)."""
     run = _JobRun(shell, spec, snap)
     state = run.set_up()
     space = _job_space(run.pid) if state == "ok" and spec.get("isolate") else None
