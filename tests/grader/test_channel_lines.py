@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+from grader.limits import parse_line
+from grader.wire import CellResult
 from tests.helpers.warm_worker import run_with_worker
 
 SCRIPT = r"""
@@ -16,21 +18,24 @@ def line(nonce, **obj):
 r, wr = os.pipe()
 chan = w._Channel(r)
 seen = []
+
+def got(chan):  # the result as the worker keeps it: the bytes the child wrote, read here as JSON
+    return [None if chan.result is None else json.loads(chan.result), chan.emits, chan.tampered]
 # cell 0's result, cell 1's emitted value and result, and the start of cell 2's result: one write, one read
 os.write(wr, line("a", result={"i": 0, "outputs": []}) + line("b", emit=["s", "v", 1])
          + line("b", result={"i": 1, "outputs": []}) + line("c", result={"i": 2, "outputs": [{"t": "x" * 50}]})[:30])
 chan.start("a", ["flag from before cell 0"])
 chan.feed()
-seen.append([chan.result, chan.emits, chan.tampered])
+seen.append(got(chan))
 chan.start("b", [])
-seen.append([chan.result, chan.emits, chan.tampered])
+seen.append(got(chan))
 chan.start("c", [])
-seen.append([chan.result, chan.emits, chan.tampered])
+seen.append(got(chan))
 os.write(wr, line("c", result={"i": 2, "outputs": [{"t": "x" * 50}]})[30:] + line("a", emit=["late"]))
 chan.feed()
-seen.append([chan.result, chan.emits, chan.tampered])
+seen.append(got(chan))
 chan.start("d", [])
-seen.append([chan.result, chan.emits, chan.tampered])
+seen.append(got(chan))
 print(json.dumps(seen))
 """
 
@@ -45,3 +50,36 @@ def test_lines_that_arrive_together_go_to_their_own_cells(tmp_path):
     assert fourth == [{"i": 2, "outputs": [{"t": "x" * 50}]}, [], []]
     # what came after cell 2's result is the next cell's: a line with an earlier cell's nonce is not the grader's
     assert fifth == [None, [], ["data not written by the grader on the results channel"]]
+
+
+RECORD = r"""
+import json, os
+
+r, wr = os.pipe()
+chan = w._Channel(r)
+claims = {"i": 0, "status": "ok", "outputs": [], "emits": [["forged"]], "tampered": [], "seconds": 0.1}
+os.write(wr, (json.dumps({"n": "a", "result": claims}) + "\n").encode()
+         + (json.dumps({"n": "b", "result": {"status": "ok", "outputs": []}}) + "\n").encode())
+chan.start("a", ["a flag"])
+chan.feed()
+chan.emits.append(["real"])
+first = w._record(3, chan.result, chan.emits, chan.tampered)
+chan.start("b", [])
+second = [chan.result, chan.tampered, w._record(4, chan.result, chan.emits, chan.tampered)]
+print(json.dumps([first.decode(), second[0], second[1], second[2].decode()]))
+"""
+
+
+def test_the_results_file_holds_the_workers_keys_whatever_the_result_claimed(tmp_path):
+    """The child's result goes to the results file as it came, with the worker's keys appended: the cell's
+    index, emitted values and flags are the worker's even where the result claimed its own, and a line with
+    the nonce that is not a result as the child writes one is a flag, not a result."""
+    done = run_with_worker(RECORD, tmp_path, preload="")
+    assert done.returncode == 0, done.stderr
+    first, result, flags, unfinished = json.loads(done.stdout.splitlines()[-1])
+    first, unfinished = (CellResult.parse(parse_line(x.encode())) for x in (first, unfinished))  # as the grader
+    assert (first.i, first.status, first.emits, first.tampered, first.seconds) == \
+        (3, "ok", [["real"]], ["a flag"], 0.1)
+    assert result is None and flags == ["a malformed result on the results channel"]
+    assert (unfinished.i, unfinished.status, unfinished.outputs, unfinished.tampered) == \
+        (4, "unfinished", [], ["a malformed result on the results channel"])
