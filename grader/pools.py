@@ -63,7 +63,10 @@ class LocalPool:
     def run(self, jobs: Iterable[Job]) -> Iterator[tuple[Job, RawResult]]:
         it = iter(jobs)
         inflight: dict[Future, Job] = {}
-        with ThreadPoolExecutor(self.n) as ex:
+        # Twice as many threads as workers: while each worker's thread waits for its job, another holds the
+        # next job, ready to send it the moment a worker is free (with one thread a worker, a worker waited
+        # for its thread to read back the last job's results first: about 1 ms more idle a job).
+        with ThreadPoolExecutor(2 * self.n) as ex:
             while True:
                 while len(inflight) < 2 * self.n:
                     job = next(it, None)
