@@ -63,12 +63,14 @@ class LocalPool:
     def run(self, jobs: Iterable[Job]) -> Iterator[tuple[Job, RawResult]]:
         it = iter(jobs)
         inflight: dict[Future, Job] = {}
-        # Twice as many threads as workers: while each worker's thread waits for its job, another holds the
-        # next job, ready to send it the moment a worker is free (with one thread a worker, a worker waited
-        # for its thread to read back the last job's results first: about 1 ms more idle a job).
-        with ThreadPoolExecutor(2 * self.n) as ex:
+        # A thread for every job in flight, twice as many as workers: while each worker's thread waits for its
+        # job, another holds the next job, ready to send it the moment a worker is free (with one thread a
+        # worker, a worker waited for its thread to read back the last job's results first: about 1 ms more
+        # idle a job).
+        ahead = 2 * self.n
+        with ThreadPoolExecutor(ahead) as ex:
             while True:
-                while len(inflight) < 2 * self.n:
+                while len(inflight) < ahead:
                     job = next(it, None)
                     if job is None:
                         break

@@ -9,14 +9,17 @@ from grader.limits import parse_line
 from grader.wire import CellResult
 from tests.helpers.warm_worker import run_with_worker
 
-SCRIPT = r"""
+PRELUDE = r"""
 import json, os
 
-def line(nonce, **obj):
+def line(nonce, **obj):  # a line as the child writes it
     return (json.dumps({"n": nonce, **obj}) + "\n").encode()
 
 r, wr = os.pipe()
 chan = w._Channel(r)
+"""
+
+SCRIPT = PRELUDE + r"""
 seen = []
 
 def got(chan):  # the result as the worker keeps it: the bytes the child wrote, read here as JSON
@@ -52,14 +55,9 @@ def test_lines_that_arrive_together_go_to_their_own_cells(tmp_path):
     assert fifth == [None, [], ["data not written by the grader on the results channel"]]
 
 
-RECORD = r"""
-import json, os
-
-r, wr = os.pipe()
-chan = w._Channel(r)
+RECORD = PRELUDE + r"""
 claims = {"i": 0, "status": "ok", "outputs": [], "emits": [["forged"]], "tampered": [], "seconds": 0.1}
-os.write(wr, (json.dumps({"n": "a", "result": claims}) + "\n").encode()
-         + (json.dumps({"n": "b", "result": {"status": "ok", "outputs": []}}) + "\n").encode())
+os.write(wr, line("a", result=claims) + line("b", result={"status": "ok", "outputs": []}))
 chan.start("a", ["a flag"])
 chan.feed()
 chan.emits.append(["real"])
