@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 import zipfile
+from pathlib import Path
 
 import pytest
 
@@ -54,8 +55,10 @@ def test_killed_halfway_then_resumed(tmp_path):
     first = _records(root)
     assert 2 <= len(first) < len(students), f"the kill did not land halfway: {len(first)} graded"
     assert below, "the grader had no sandbox workers to check"
-    time.sleep(2.0)  # the sandbox workers die with their parent (bwrap --die-with-parent, PR_SET_PDEATHSIG)
-    assert not below & _descendants(1, everyone=True), "sandbox processes outlived the killed grader"
+    deadline = time.monotonic() + 5  # they die with their parent (bwrap --die-with-parent, PR_SET_PDEATHSIG)
+    while _still_running(below) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _still_running(below), f"sandbox processes outlived the killed grader: {_still_running(below)}"
     again = _grader(root, "autograde", CHAPTER, "--workers", "1", "--cell-timeout", "2")
     assert again.returncode == 0, again.stderr
     assert f"graded {len(students) - len(first)} submissions" in again.stdout
@@ -73,16 +76,35 @@ def test_killed_halfway_then_resumed(tmp_path):
         assert all(x.score == 6.0 for x in subs)
 
 
-def _descendants(pid: int, everyone: bool = False) -> set[int]:
-    rows = [line.split() for line in subprocess.run(["ps", "-eo", "pid=,ppid="], capture_output=True,
-                                                     text=True).stdout.splitlines()]
-    if everyone:
-        return {int(p) for p, _ in rows}
-    found, frontier = set(), {pid}
+def _stat(pid: int) -> tuple[str, int, int] | None:
+    """A process's state, parent and start time (clock ticks since boot), or None once it is gone."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = text[text.rindex(")") + 2:].split()  # after "pid (comm) ": the name may hold spaces
+    return fields[0], int(fields[1]), int(fields[19])
+
+
+def _descendants(pid: int) -> dict[int, int]:
+    """Every process below `pid`, each with its start time: a process is its pid *and* its start time,
+    since a long test run wraps the pid counter (32768 by default) and hands a dead process's pid to
+    another."""
+    stats = {int(d.name): _stat(int(d.name)) for d in Path("/proc").iterdir() if d.name.isdigit()}
+    stats = {p: s for p, s in stats.items() if s is not None}
+    found: dict[int, int] = {}
+    frontier = {pid}
     while frontier:
-        frontier = {int(p) for p, pp in rows if int(pp) in frontier} - found
-        found |= frontier
+        frontier = {p for p, (_, parent, _) in stats.items() if parent in frontier and p not in found}
+        found.update((p, stats[p][2]) for p in frontier)
     return found
+
+
+def _still_running(procs: dict[int, int]) -> dict[int, str]:
+    """Those of `procs` (pid: start time) still running, with their state. A zombie has died: whether it is
+    reaped is up to whichever process adopted it (this machine's pid 1), not the grader."""
+    now = {p: _stat(p) for p in procs}
+    return {p: s[0] for p, s in now.items() if s is not None and s[2] == procs[p] and s[0] not in "ZX"}
 
 
 def _grade(root, **kw):
