@@ -975,11 +975,20 @@ def _descendants(pid: int) -> list[int]:
         p = todo.pop()
         found.append(p)
         try:
-            for task in os.listdir(f"/proc/{p}/task"):
-                with open(f"/proc/{p}/task/{task}/children") as f:
-                    todo += [int(c) for c in f.read().split()]
+            tasks = os.open(f"/proc/{p}/task", os.O_RDONLY | os.O_DIRECTORY)
+        except OSError:
+            continue
+        try:  # names looked up from the open folder: procfs's path walk was most of the cost
+            for task in os.listdir(tasks):
+                children = os.open(f"{task}/children", os.O_RDONLY, dir_fd=tasks)
+                try:
+                    todo += [int(c) for c in os.read(children, 1 << 16).split()]
+                finally:
+                    os.close(children)
         except OSError:
             pass
+        finally:
+            os.close(tasks)
     return found
 
 
@@ -1015,18 +1024,23 @@ def _channel_holders(pid: int, pipes: set[str], child_fds: dict[int, str]) -> li
     own: dict[int, str] = {}  # the child's descriptors as read below: each is read once
     for p in _descendants(pid):
         try:
-            fds = os.listdir(f"/proc/{p}/fd")
+            folder = os.open(f"/proc/{p}/fd", os.O_RDONLY | os.O_DIRECTORY)
         except OSError:
             continue
+        try:
+            fds = os.listdir(folder)
+        except OSError:
+            fds = []
         for fd in fds:
             try:
-                target = os.readlink(f"/proc/{p}/fd/{fd}")
+                target = os.readlink(fd, dir_fd=folder)
             except OSError:
                 continue
             if p == pid:
                 own[int(fd)] = target
             if target in pipes and (p != pid or child_fds.get(int(fd)) != target):
                 wrong.append(f"process {p} holds the grader's channel as descriptor {fd}")
+        os.close(folder)
     for fd, target in child_fds.items():
         if fd not in own:  # not in the child's descriptors, or they could not be read: either way, not there
             wrong.append(f"descriptor {fd} of the grader's channel was closed")
@@ -1045,7 +1059,7 @@ class _Channel:
     def __init__(self, fd: int) -> None:
         self.fd, self.buf, self.nonce, self.eof = fd, b"", "", False
         self.received = 0
-        self.emits: list = []
+        self.emits: list[bytes] = []  # each emitted value as the JSON the child wrote
         self.tampered: list[str] = []
         self.result: bytes | None = None  # the cell's result, a JSON object as the child wrote it
         self.envelope = b"\0"
@@ -1058,6 +1072,7 @@ class _Channel:
         already here: they are read as this cell's."""
         self.nonce, self.emits, self.tampered, self.result = nonce, [], list(tampered), None
         self.envelope = b'{"n": "%s", "result": ' % nonce.encode()
+        self.emit_envelope = b'{"n": "%s", "emit": ' % nonce.encode()
         self.asks_hidden = False
         self.received = len(self.buf)
         self._drain()
@@ -1098,6 +1113,10 @@ class _Channel:
             # child's trusted code (learner code that could read the nonce could forge any line anyway).
             self.result = line[len(envelope):-1]
             return
+        if self.nonce and line.startswith(self.emit_envelope) and line.endswith(b"}"):
+            # An emitted value, kept as written too (the guard's send: json.dumps of {"n", "emit"}, in that order).
+            self.emits.append(line[len(self.emit_envelope):-1])
+            return
         try:
             obj = json.loads(line)
         except (ValueError, RecursionError):
@@ -1109,23 +1128,23 @@ class _Channel:
             self.ready = True
         elif "visible_done" in obj:
             self.asks_hidden = True
-        elif "emit" in obj:
-            self.emits.append(obj["emit"])
+        elif "emit" in obj:  # carries the nonce, but not as the guard writes a value
+            self.tampered.append("a malformed emitted value on the results channel")
         elif "tampered" in obj and type(obj["tampered"]) is list:
             self.tampered += [str(t)[:300] for t in obj["tampered"][:20]]
         elif "result" in obj:  # carries the nonce, but not as the child writes a result
             self.tampered.append("a malformed result on the results channel")
 
 
-def _record(i: int, result: bytes | None, emits: list, tampered: list[str]) -> bytes:
-    """Cell `i`'s line of the results file: the child's result as it came, with the worker's keys (the cell's
-    index, the values its checks emitted, what was tampered with) appended. JSON keeps the last of a repeated
-    key, so these are what the grader reads, whatever the result held; a cell that did not report is
-    "unfinished", and what it did say still counts against it."""
-    own = {"i": i, "emits": emits}
+def _record(i: int, result: bytes | None, emits: list[bytes], tampered: list[str]) -> bytes:
+    """Cell `i`'s line of the results file: the child's result as it came, with the worker's keys (the values
+    its checks emitted, as the child wrote them, the cell's index, what was tampered with) appended. JSON keeps
+    the last of a repeated key, so these are what the grader reads, whatever the result held; a cell that did
+    not report is "unfinished", and what it did say still counts against it."""
+    own: dict = {"i": i}
     if tampered:
         own["tampered"] = tampered[:20]
-    tail = json.dumps(own, default=repr)[1:].encode()
+    tail = b'"emits": [' + b", ".join(emits) + b"], " + json.dumps(own, default=repr)[1:].encode()
     head = result[:-1] + b", " if result is not None else b'{"status": "unfinished", "outputs": [], '
     return head + tail + b"\n"
 

@@ -288,6 +288,24 @@ def test_every_output_the_grader_keeps_from_any_claim_is_valid_nbformat():
     assert kept > 1000  # the claims above reach every kind the grader keeps
 
 
+def test_a_json_output_is_kept_as_parsed_unless_it_nests_too_deep_to_write():
+    from grader.autograde import JSON_DEPTH, _clean_output
+
+    def nested(depth):
+        v: object = 1
+        for k in range(depth):
+            v = [v] if k % 2 else {"k": v}
+        return v
+
+    for depth in (0, 1, JSON_DEPTH):
+        value = nested(depth)
+        out = _clean_output({"output_type": "display_data", "data": {"application/json": value}})
+        assert out is not None and out["data"]["application/json"] == value
+        json.dumps(out)
+    assert _clean_output({"output_type": "display_data", "data": {"application/json": nested(JSON_DEPTH + 1)}}) \
+        is None
+
+
 def test_an_autograded_notebook_keeps_outputs_up_to_its_bound_in_order_and_says_what_it_left_out(monkeypatch):
     nb = solution_nb()
     code = [i for i, c in enumerate(nb.cells) if c.cell_type == "code"]
