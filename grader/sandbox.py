@@ -20,6 +20,7 @@ import json
 import os
 import queue
 import random
+import re
 import select
 import shutil
 import stat
@@ -36,8 +37,8 @@ from pathlib import Path
 
 from grader import hostlimits
 from grader.course import LIBRARY_MODULE
-from grader.limits import cap_outputs, parse_line, result_lines
-from grader.wire import CellResult, RawResult, RunStatus
+from grader.limits import LINE_OBJECTS, RESULT_LINE_BYTES, cap_outputs, parse_line, result_lines
+from grader.wire import CellResult, CellStatus, RawResult, RunStatus
 from torchcourse.contract import CELL_TIMEOUT_S, NOTEBOOK_BUDGET_S, split_regions
 
 WORKER = Path(__file__).with_name("warm_worker.py")
@@ -345,10 +346,29 @@ def preload_errors(ready: dict) -> list[str]:
     return [f"{str(name)[:200]}: {str(why)[:500]}" for name, why in sorted(errors.items())]
 
 
+RECORD_OPENING = re.compile(rb'\{"w": (\d{1,9}), ')  # the worker's own start of a cell's line (warm_worker._record)
+
+
+def _unreadable_record(raw: bytes, n_cells: int) -> CellResult | None:
+    """A line of the worker's that does not parse though it is within the bounds: the worker passes a cell's
+    result and emitted values on as the child wrote them, and the child's own code writes only JSON, so the
+    bytes came from a forged line with the cell's nonce. The cell is flagged (which also zeroes the checks
+    after it), not dropped with the flags its line held."""
+    if len(raw) > RESULT_LINE_BYTES or raw.count(b"{") > LINE_OBJECTS:
+        return None  # too big to read, not malformed: dropped, as any such line
+    opening = RECORD_OPENING.match(raw)
+    i = int(opening.group(1)) if opening else -1
+    if not 0 <= i < n_cells:
+        return None
+    return CellResult(i, CellStatus.UNFINISHED, [], emits=None,
+                      tampered=["the cell's results could not be read: a line with its nonce, not written by the "
+                                "grader, on the results channel"])
+
+
 def parse_results(path: Path, n_cells: int) -> dict[int, CellResult]:
     """Per-cell lines the worker wrote (status ok, error, output_limit, or unfinished: a cell that did not
-    report but whose emitted values or tampering records arrived): size-capped, malformed lines dropped,
-    first line per cell kept."""
+    report but whose emitted values or tampering records arrived): size-capped, first line per cell kept; a
+    line of the worker's that does not parse becomes a flagged cell (`_unreadable_record`), others are dropped."""
     cells: dict[int, CellResult] = {}
     try:
         with open(path, "rb") as f:
@@ -356,7 +376,8 @@ def parse_results(path: Path, n_cells: int) -> dict[int, CellResult]:
     except OSError:
         return cells
     for raw in result_lines(data):  # grader.limits: bounded in count and bytes before parsing (issue 17)
-        cell = CellResult.parse(parse_line(raw), n_cells)
+        line = parse_line(raw)
+        cell = CellResult.parse(line, n_cells) if line is not None else _unreadable_record(raw, n_cells)
         if cell is not None and cell.i not in cells:
             cell.outputs = cap_outputs(cell.outputs)
             cells[cell.i] = cell

@@ -1140,13 +1140,15 @@ def _record(i: int, result: bytes | None, emits: list[bytes], tampered: list[str
     """Cell `i`'s line of the results file: the child's result as it came, with the worker's keys (the values
     its checks emitted, as the child wrote them, the cell's index, what was tampered with) appended. JSON keeps
     the last of a repeated key, so these are what the grader reads, whatever the result held; a cell that did
-    not report is "unfinished", and what it did say still counts against it."""
+    not report is "unfinished", and what it did say still counts against it. The line opens with the index
+    as the worker's own bytes ("w"): if what the child sent does not parse (only a forged line with the
+    cell's nonce can do that), the grader still knows whose record it was, and flags it (RECORD_OPENING)."""
     own: dict = {"i": i}
     if tampered:
         own["tampered"] = tampered[:20]
     tail = b'"emits": [' + b", ".join(emits) + b"], " + json.dumps(own, default=repr)[1:].encode()
-    head = result[:-1] + b", " if result is not None else b'{"status": "unfinished", "outputs": [], '
-    return head + tail + b"\n"
+    head = result[1:-1] + b", " if result is not None else b'"status": "unfinished", "outputs": [], '
+    return b'{"w": %d, ' % i + head + tail + b"\n"
 
 
 def _send(fd: int, obj: dict) -> bool:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from grader.limits import parse_line
-from grader.wire import CellResult
+from grader.sandbox import parse_results
 from tests.helpers.warm_worker import run_with_worker
 
 PRELUDE = r"""
@@ -65,7 +65,12 @@ chan.feed()
 first = w._record(3, chan.result, chan.emits, chan.tampered)
 chan.start("b", [])
 second = [chan.result, chan.tampered, w._record(4, chan.result, chan.emits, chan.tampered)]
-print(json.dumps([first.decode(), second[0], second[1], second[2].decode()]))
+# forged lines with the nonce that open as the child's own but do not parse: the record they make cannot either
+os.write(wr, b'{"n": "c", "emit": [1, }\n{"n": "c", "result": {"i": 5, "outputs": [}\n')
+chan.start("c", ["a flag the unreadable line takes with it"])
+chan.feed()
+third = w._record(5, chan.result, chan.emits, chan.tampered)
+print(json.dumps([first.decode(), second[0], second[1], second[2].decode(), third.decode()]))
 """
 
 
@@ -75,8 +80,11 @@ def test_the_results_file_holds_the_workers_keys_whatever_the_result_claimed(tmp
     the nonce that is not a result as the child writes one is a flag, not a result."""
     done = run_with_worker(RECORD, tmp_path, preload="")
     assert done.returncode == 0, done.stderr
-    first, result, flags, unfinished = json.loads(done.stdout.splitlines()[-1])
-    first, unfinished = (CellResult.parse(parse_line(x.encode())) for x in (first, unfinished))  # as the grader
+    first, result, flags, unfinished, forged = json.loads(done.stdout.splitlines()[-1])
+    results = tmp_path / "results.jsonl"
+    results.write_text(first + unfinished + forged)
+    cells = parse_results(results, 10)  # as the grader reads the worker's file
+    first, unfinished = cells[3], cells[4]
     # an emitted value goes through as written; a line with the nonce that is not one as the guard writes it
     # (its keys in another order) is a flag, not a value
     assert (first.i, first.status, first.emits, first.tampered, first.seconds) == \
@@ -84,3 +92,9 @@ def test_the_results_file_holds_the_workers_keys_whatever_the_result_claimed(tmp
     assert result is None and flags == ["a malformed result on the results channel"]
     assert (unfinished.i, unfinished.status, unfinished.outputs, unfinished.tampered) == \
         (4, "unfinished", [], ["a malformed result on the results channel"])
+    # a record that does not parse is still the worker's: its cell is flagged, not dropped with its flags
+    assert parse_line(forged.encode()) is None
+    assert (cells[5].status, cells[5].emits, cells[5].tampered) == \
+        ("unfinished", None, ["the cell's results could not be read: a line with its nonce, not written by the "
+                              "grader, on the results channel"])
+    assert sorted(cells) == [3, 4, 5]
