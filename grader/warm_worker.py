@@ -920,6 +920,8 @@ def _kill_uid(uid: int | None, pid: int) -> None:
         helper.start()
         helper.join()
         if done:
+            if done[0]:
+                _wait_dead(uid, pid)
             return
     helper = os.fork()  # a whole copy of this process: about 10 ms more than the thread above
     if helper == 0:
@@ -929,6 +931,35 @@ def _kill_uid(uid: int | None, pid: int) -> None:
         finally:
             os._exit(0)
     os.waitpid(helper, 0)
+    _wait_dead(uid, pid)
+
+
+KILL_WAIT = 2.0  # seconds the worker waits for a job's killed processes to finish dying
+
+
+def _wait_dead(uid: int, pid: int) -> None:
+    """Wait until no process of `uid` but the job's child (our own to reap) is still running: a killed
+    process takes a moment to die (freeing its memory), and the next job, which runs as the same uid, must
+    not find it. Bounded: a process stuck in the kernel does not stop the worker."""
+    deadline = time.monotonic() + KILL_WAIT
+    while time.monotonic() < deadline:
+        running = False
+        for p in os.listdir("/proc"):
+            if not p.isdigit() or int(p) == pid:
+                continue
+            try:
+                if os.stat(f"/proc/{p}").st_uid != uid:
+                    continue
+                with open(f"/proc/{p}/stat", "rb") as f:
+                    state = f.read().rsplit(b")", 1)[1].split()[0]
+            except (OSError, IndexError):
+                continue  # gone while we looked
+            if state not in (b"Z", b"X"):
+                running = True
+                break
+        if not running:
+            return
+        time.sleep(0.002)
 
 
 def _kill_as(uid: int, done: list[bool]) -> None:
@@ -941,9 +972,9 @@ def _kill_as(uid: int, done: list[bool]) -> None:
         return
     try:
         os.kill(-1, signal.SIGKILL)
+        done.append(True)  # something was killed: `_wait_dead` waits for it to be gone
     except OSError:
-        pass  # ESRCH: nothing of the job was left
-    done.append(True)
+        done.append(False)  # ESRCH: nothing of the job was left
 
 
 def _sweep(uid: int | None) -> None:
