@@ -26,11 +26,16 @@ class TooMany(ValueError):
 
 
 def parse_line(raw: bytes) -> object | None:
-    """One line of results as JSON, or None when it is too long, too many objects, or not JSON at all.
-    The length is checked before parsing; the object count while parsing, so neither time nor memory
-    grows past the bounds whatever the line holds."""
+    """One line of results as JSON, or None when it is too long, too many objects, or not JSON at all."""
+    return parse_bounded(raw)[0]
+
+
+def parse_bounded(raw: bytes) -> tuple[object | None, bool]:
+    """`parse_line`'s value, and whether the line was within the bounds (so that a None with True means
+    "not JSON"). The length is checked before parsing; the object count while parsing, so neither time nor
+    memory grows past the bounds whatever the line holds."""
     if len(raw) > RESULT_LINE_BYTES:
-        return None
+        return None, False
     count = 0
 
     def hook(obj: dict) -> dict:
@@ -43,9 +48,11 @@ def parse_line(raw: bytes) -> object | None:
     # Every object opens with a brace: a line with no more braces than the bound cannot hold too many, so it is
     # parsed without the counting hook (a Python call per object).
     try:
-        return json.loads(raw, object_hook=hook if raw.count(b"{") > LINE_OBJECTS else None)
-    except (ValueError, RecursionError):  # TooMany is a ValueError
-        return None
+        return json.loads(raw, object_hook=hook if raw.count(b"{") > LINE_OBJECTS else None), True
+    except TooMany:
+        return None, False
+    except (ValueError, RecursionError):
+        return None, True
 
 
 def cap_outputs(outputs: list) -> list:

@@ -37,7 +37,7 @@ from pathlib import Path
 
 from grader import hostlimits
 from grader.course import LIBRARY_MODULE
-from grader.limits import LINE_OBJECTS, RESULT_LINE_BYTES, cap_outputs, parse_line, result_lines
+from grader.limits import cap_outputs, parse_bounded, result_lines
 from grader.wire import CellResult, CellStatus, RawResult, RunStatus
 from torchcourse.contract import CELL_TIMEOUT_S, NOTEBOOK_BUDGET_S, split_regions
 
@@ -350,12 +350,11 @@ RECORD_OPENING = re.compile(rb'\{"w": (\d{1,9}), ')  # the worker's own start of
 
 
 def _unreadable_record(raw: bytes, n_cells: int) -> CellResult | None:
-    """A line of the worker's that does not parse though it is within the bounds: the worker passes a cell's
-    result and emitted values on as the child wrote them, and the child's own code writes only JSON, so the
-    bytes came from a forged line with the cell's nonce. The cell is flagged (which also zeroes the checks
-    after it), not dropped with the flags its line held."""
-    if len(raw) > RESULT_LINE_BYTES or raw.count(b"{") > LINE_OBJECTS:
-        return None  # too big to read, not malformed: dropped, as any such line
+    """A line of the worker's (it opens as `_record` writes one), within the bounds, that does not read as a
+    cell's result: not JSON, or a status or outputs no cell has. The worker passes a cell's result and emitted
+    values on as the child wrote them, and the child's own code writes only valid ones, so the bytes came from
+    a forged line with the cell's nonce. The cell is flagged (which also zeroes the checks after it), not
+    dropped with the flags its line held."""
     opening = RECORD_OPENING.match(raw)
     i = int(opening.group(1)) if opening else -1
     if not 0 <= i < n_cells:
@@ -368,7 +367,8 @@ def _unreadable_record(raw: bytes, n_cells: int) -> CellResult | None:
 def parse_results(path: Path, n_cells: int) -> dict[int, CellResult]:
     """Per-cell lines the worker wrote (status ok, error, output_limit, or unfinished: a cell that did not
     report but whose emitted values or tampering records arrived): size-capped, first line per cell kept; a
-    line of the worker's that does not parse becomes a flagged cell (`_unreadable_record`), others are dropped."""
+    line of the worker's within the bounds that is not a cell's result becomes a flagged cell
+    (`_unreadable_record`); other lines that are not are dropped."""
     cells: dict[int, CellResult] = {}
     try:
         with open(path, "rb") as f:
@@ -376,8 +376,10 @@ def parse_results(path: Path, n_cells: int) -> dict[int, CellResult]:
     except OSError:
         return cells
     for raw in result_lines(data):  # grader.limits: bounded in count and bytes before parsing (issue 17)
-        line = parse_line(raw)
-        cell = CellResult.parse(line, n_cells) if line is not None else _unreadable_record(raw, n_cells)
+        line, bounded = parse_bounded(raw)
+        cell = CellResult.parse(line, n_cells)
+        if cell is None and bounded:  # over a bound: dropped, as any such line
+            cell = _unreadable_record(raw, n_cells)
         if cell is not None and cell.i not in cells:
             cell.outputs = cap_outputs(cell.outputs)
             cells[cell.i] = cell

@@ -26,6 +26,27 @@ def test_results_lines_are_checked_and_the_first_claim_wins(tmp_path):
     assert {i: c["status"] for i, c in cells.items()} == {0: "ok", 4: "output_limit"}
 
 
+def test_a_record_of_the_workers_that_is_not_a_cell_result_is_flagged_unless_it_is_over_a_bound(tmp_path):
+    """Lines as warm_worker._record writes them (the worker's own opening, then what the child sent): a record
+    that does not read as a cell's result can only come from a forged line with the cell's nonce."""
+    from grader.limits import LINE_OBJECTS
+
+    flag = ["the cell's results could not be read: a line with its nonce, not written by the grader, on the "
+            "results channel"]
+    records = [
+        b'{"w": 0, "outputs": [}',                                                     # not JSON
+        b'{"w": 1, "outputs": ["' + b"{" * (LINE_OBJECTS + 1) + b'", }',               # not JSON, braces in a string
+        b'{"w": 2, "i": 0, "status": "passed", "outputs": [], "emits": [], "i": 2}',  # no cell's status
+        b'{"w": 3, "outputs": [' + b"{}, " * (LINE_OBJECTS + 1) + b'{}], "status": "ok", "i": 3}',  # too many objects
+        b'{"w": 9, "outputs": [}',                                                     # past the last cell
+        b'{"i": 4, "outputs": [}',                                                     # not the worker's opening
+    ]
+    (tmp_path / "results.jsonl").write_bytes(b"\n".join(records) + b"\n")
+    cells = parse_results(tmp_path / "results.jsonl", 5)
+    assert sorted(cells) == [0, 1, 2]
+    assert all((c.status, c.emits, c.tampered) == ("unfinished", None, flag) for c in cells.values())
+
+
 def test_results_beyond_the_cap_are_not_read(tmp_path, monkeypatch):
     first = json.dumps({"i": 0, "status": "ok", "outputs": []}) + "\n"
     (tmp_path / "results.jsonl").write_text(first + json.dumps({"i": 1, "status": "ok", "outputs": []}) + "\n")
