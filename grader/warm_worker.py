@@ -1059,19 +1059,19 @@ def _channel_holders(pid: int, pipes: set[str], child_fds: dict[int, str]) -> li
         except OSError:
             continue
         try:
-            fds = os.listdir(folder)
+            for fd in os.listdir(folder):
+                try:
+                    target = os.readlink(fd, dir_fd=folder)
+                except OSError:
+                    continue
+                if p == pid:
+                    own[int(fd)] = target
+                if target in pipes and (p != pid or child_fds.get(int(fd)) != target):
+                    wrong.append(f"process {p} holds the grader's channel as descriptor {fd}")
         except OSError:
-            fds = []
-        for fd in fds:
-            try:
-                target = os.readlink(fd, dir_fd=folder)
-            except OSError:
-                continue
-            if p == pid:
-                own[int(fd)] = target
-            if target in pipes and (p != pid or child_fds.get(int(fd)) != target):
-                wrong.append(f"process {p} holds the grader's channel as descriptor {fd}")
-        os.close(folder)
+            pass  # the process is gone: it holds nothing
+        finally:
+            os.close(folder)
     for fd, target in child_fds.items():
         if fd not in own:  # not in the child's descriptors, or they could not be read: either way, not there
             wrong.append(f"descriptor {fd} of the grader's channel was closed")
