@@ -52,10 +52,56 @@ def safe_id(raw: str) -> str:
 #               smithjane_late_1001_5678_01-what-is-a-tensor-1.ipynb (a late one; "-1" after a resubmission)
 #   Moodle      Jane Smith_1234567_assignsubmission_file_01-what-is-a-tensor.ipynb (or that prefix as a
 #               folder, "Download submissions in folders"); the number is the participant id
-#   Blackboard  Chapter 1_jsmith_attempt_2026-11-30-14-05-09_01-what-is-a-tensor.ipynb (user name)
+#   Blackboard  Chapter 1_jsmith_attempt_2026-11-30-14-05-09_01-what-is-a-tensor.ipynb (user name), with a
+#               receipt Chapter 1_jsmith_attempt_2026-11-30-14-05-09.txt ("Name: Jane Smith (jsmith)",
+#               "Assignment: Chapter 1")
+# The file part after the LMS's prefix is the learner's own file name, and may itself look like another
+# format's prefix naming someone else: the format whose prefix ends first is the LMS's (so each pattern finds
+# the first possible prefix, never the last).
 MOODLE = re.compile(r"^(?P<name>.+?)_(?P<id>\d+)_assignsubmission_[a-z]+_(?P<file>.*)$")
-BLACKBOARD = re.compile(r"^(?P<assignment>.*)_(?P<id>[^_]+)_attempt_\d{4}(?:-\d\d){5}(?:_(?P<file>.*))?$")
+BLACKBOARD = re.compile(r"^(?P<head>.+?)_attempt_(?P<time>\d{4}(?:-\d\d){5})(?=_|\.txt$|$)")
 CANVAS = re.compile(r"^(?P<name>[^_]+)_(?:late_)?(?P<id>\d+)_(?P<submission>\d+)_(?P<file>.+)$", re.IGNORECASE)
+RECEIPT_BYTES = 64 * 1024
+
+
+@dataclass
+class Receipts:
+    """What Blackboard's receipts say: "<assignment>_<user>" -> user, and the assignments' names. Blackboard
+    user and assignment names may both hold "_", so only these tell where one ends and the other begins."""
+
+    users: dict[str, str] = field(default_factory=dict)
+    assignments: set[str] = field(default_factory=set)
+
+
+def read_receipts(root: Path) -> Receipts:
+    found = Receipts()
+    for path in sorted(root.rglob("*_attempt_*.txt")):
+        m = BLACKBOARD.match(path.name)
+        if not m or path.name != f"{m['head']}_attempt_{m['time']}.txt" or path.is_symlink() or not path.is_file():
+            continue
+        with open(path, "rb") as fh:
+            lines = fh.read(RECEIPT_BYTES).decode("utf-8", "replace").splitlines()
+        # Blackboard writes these two lines first; the learner's own text comes after them.
+        name = next((ln for ln in lines if ln.startswith("Name:")), "")
+        user = re.search(r"\(([^()]+)\)\s*$", name)
+        if user and m["head"].endswith("_" + user[1].strip()):
+            found.users[m["head"]] = user[1].strip()
+        assignment = next((ln for ln in lines if ln.startswith("Assignment:")), "")[len("Assignment:"):].strip()
+        if assignment and m["head"].startswith(assignment + "_"):
+            found.assignments.add(assignment)
+    return found
+
+
+def _blackboard_user(head: str, receipts: Receipts) -> str:
+    if head in receipts.users:
+        return receipts.users[head]
+    users = {head[len(a) + 1:] for a in receipts.assignments if head.startswith(a + "_") and len(head) > len(a) + 1}
+    if len(users) == 1:
+        return users.pop()
+    if head.count("_") == 1 and not users:
+        return head.split("_")[1]
+    raise ValueError(f"cannot tell where Blackboard's assignment name ends and the user name begins in {head!r} "
+                     "(either may hold '_'); keep Blackboard's .txt receipts in the download, they name the user")
 
 
 @dataclass(frozen=True)
@@ -84,18 +130,26 @@ class Person:
         return self.key
 
 
-def person_of(rel: Path) -> Person:
-    """The person a downloaded file belongs to, from its folder (one per student) or its file name."""
+def person_of(rel: Path, receipts: Receipts | None = None) -> Person:
+    """The person a downloaded file belongs to, from its folder (one per student) or its file name; ValueError
+    when the name does not say who."""
     if len(rel.parts) > 1:
         top = rel.parts[0]
         m = MOODLE.match(top)
         return Person("moodle", m["id"], m["name"]) if m else Person("name", top)
     name = rel.name
+    formats = []  # (where the learner's own file name starts, source, match)
     for source, pattern in (("moodle", MOODLE), ("blackboard", BLACKBOARD), ("canvas", CANVAS)):
         m = pattern.match(name)
-        if m:
-            return Person(source, m["id"], m.groupdict().get("name") or m["id"])
-    return Person("name", name.split("_")[0])
+        if m and (source != "blackboard" or "_" in m["head"]):
+            formats.append((m.end() if source == "blackboard" else m.start("file"), source, m))
+    if not formats:
+        return Person("name", name.split("_")[0])
+    _, source, m = min(formats, key=lambda f: f[0])
+    if source == "blackboard":
+        user = _blackboard_user(m["head"], receipts or Receipts())
+        return Person("blackboard", user, user)
+    return Person(source, m["id"], m["name"])
 
 
 def _identity_clash(course: Course, sid: str, person: Person) -> str | None:
@@ -195,6 +249,7 @@ def from_folder(course: Course, chapter: str, source: Path) -> Collected:
         if not root.is_dir():
             raise ValueError(f"{source} is neither a folder nor a zip file")
         found: list[tuple[Path, Path, Person, str]] = []
+        receipts = read_receipts(root)
         for path in sorted(root.rglob("*")):
             rel = path.relative_to(root)
             if path.is_dir() and not path.is_symlink():
@@ -215,7 +270,12 @@ def from_folder(course: Course, chapter: str, source: Path) -> Collected:
             if nb is None:
                 done.refused.append((str(rel), f"not one of {', '.join(notebooks)}"))
                 continue
-            found.append((path, rel, person_of(rel), nb))
+            try:
+                person = person_of(rel, receipts)
+            except ValueError as exc:
+                done.refused.append((str(rel), str(exc)))
+                continue
+            found.append((path, rel, person, nb))
         people: dict[str, set[Person]] = {}
         for _, _, person, _ in found:
             people.setdefault(person.sid, set()).add(person)

@@ -198,3 +198,43 @@ def test_times_are_read_as_nbgrader_reads_them(text):
     from grader.collect import parse_time
 
     assert parse_time(text) == parse_utc(text).replace(tzinfo=UTC)
+
+
+def test_a_learners_own_file_name_never_names_another_person(course, tmp_path):
+    """The part after an LMS's prefix is the learner's file name: one that looks like another format's prefix,
+    naming someone else, is still the uploader's. (Blackboard's user was read from the last such prefix: zed's
+    upload replaced victim's notebook; a Canvas upload named like a Blackboard one kept smithjane from being
+    collected.)"""
+    stamp = "2026-11-30-14-05-09"
+    src = _download(tmp_path, {
+        f"Chapter 1_victim_attempt_{stamp}_a-basics.ipynb": '{"victim": 1}',
+        f"Chapter 1_zed_attempt_{stamp}_x_victim_attempt_{stamp}_a-basics.ipynb": '{"zed": 1}',
+        "smithjane_1001_5001_b-more.ipynb": '{"jane": 1}',
+        f"mallory_2002_5005_x_smithjane 1001_attempt_{stamp}_b-more.ipynb": '{"mallory": 1}',
+        "kim_1003_5006_Jo Lee_4410123_assignsubmission_file_a-basics.ipynb": '{"kim": 1}'})
+    done = from_folder(course, CH, src)
+    assert done.refused == []
+    assert sorted(done.ids.values()) == ["kim_1003", "mallory_2002", "smithjane_1001", "victim", "zed"]
+    for sid, nb, who in [("victim", "a-basics", "victim"), ("zed", "a-basics", "zed"),
+                         ("smithjane_1001", "b-more", "jane"), ("mallory_2002", "b-more", "mallory"),
+                         ("kim_1003", "a-basics", "kim")]:
+        assert (course.submitted / sid / CH / f"{nb}.ipynb").read_text() == f'{{"{who}": 1}}'
+
+
+def test_blackboard_user_names_with_underscores_are_never_merged(course, tmp_path):
+    """Blackboard's assignment and user names may both hold '_': j_smith and a_smith were both read as "smith"
+    and one's notebook replaced the other's. Blackboard's receipts name the user; without one, a name that can
+    be split two ways is refused with a message."""
+    stamp = "2026-11-30-14-05-09"
+    files = {f"Chapter_1_j_smith_attempt_{stamp}_a-basics.ipynb": '{"j": 1}',
+             f"Chapter_1_a_smith_attempt_{stamp}_a-basics.ipynb": '{"a": 1}'}
+    done = from_folder(course, CH, _download(tmp_path / "1", files))
+    assert done.ids == {} and course.students(CH) == []
+    assert [why.startswith("cannot tell where Blackboard's assignment name ends") for _, why in done.refused] == \
+        [True, True]
+    receipt = "Name: Jo Smith ({})\nAssignment: Chapter_1\nDate Submitted: Monday\n\nSubmission Field:\nName: X (a)\n"
+    files[f"Chapter_1_j_smith_attempt_{stamp}.txt"] = receipt.format("j_smith")
+    done = from_folder(course, CH, _download(tmp_path / "2", files))
+    assert sorted(done.ids.values()) == ["a_smith", "j_smith"]  # a_smith's user from the assignment's name
+    assert (course.submitted / "j_smith" / CH / "a-basics.ipynb").read_text() == '{"j": 1}'
+    assert (course.submitted / "a_smith" / CH / "a-basics.ipynb").read_text() == '{"a": 1}'
