@@ -116,7 +116,8 @@ class Person:
     def sid(self) -> str:
         """The student id in the gradebook: it keeps the LMS's user id, so grades map back to the LMS."""
         if self.source in ("canvas", "moodle"):
-            return safe_id(f"{self.name}_{self.key}")
+            # A long name is shortened, never the user id (sanitising never lengthens the name).
+            return safe_id(f"{self.name[:63 - len(self.key)]}_{self.key}")
         return safe_id(self.key)
 
     @property

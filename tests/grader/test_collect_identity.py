@@ -238,3 +238,16 @@ def test_blackboard_user_names_with_underscores_are_never_merged(course, tmp_pat
     assert sorted(done.ids.values()) == ["a_smith", "j_smith"]  # a_smith's user from the assignment's name
     assert (course.submitted / "j_smith" / CH / "a-basics.ipynb").read_text() == '{"j": 1}'
     assert (course.submitted / "a_smith" / CH / "a-basics.ipynb").read_text() == '{"a": 1}'
+
+
+def test_a_long_lms_name_is_shortened_never_the_user_id(course, tmp_path):
+    """Ids are at most 64 characters: two Canvas users whose (long) names agree lost the end of their user ids
+    to the cut and could not be collected."""
+    name = "hernandezgarciadelosangeles" * 3
+    src = _download(tmp_path, {f"{name}_1001_5001_a-basics.ipynb": '{"who": 1}',
+                               f"{name}_1002_5002_a-basics.ipynb": '{"who": 2}',
+                               f"{name.title()} {name}_4410123_assignsubmission_file_a-basics.ipynb": NB})
+    done = from_folder(course, CH, src)
+    assert done.refused == []
+    assert sorted(done.ids.values()) == sorted([name[:59] + "_1001", name[:59] + "_1002", name[:56] + "_4410123"])
+    assert (course.submitted / f"{name[:59]}_1002" / CH / "a-basics.ipynb").read_text() == '{"who": 2}'
