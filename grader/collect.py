@@ -8,7 +8,9 @@ sanitised, links and archive tricks refused, nothing is executed.
 Two people never share a student id: ids are compared ignoring case, and when two people
 (two LMS user ids, two folder names, two unix users) would get the same id, neither is
 collected and the message says why. `submitted/<student>/.torchcourse/identity` remembers
-whose folder it is, so a later collect never writes one person's work into another's folder.
+whose folder it is, so a later collect never writes one person's work into another's folder; a folder
+without one (nbgrader's own collect, or copied by hand) is taken only by the unix user it is named after, and
+an existing folder whose name differs only in case is another person's.
 
 From the exchange, a submission is collected only when every file in it belongs to the
 student it names (or to the user collecting, who may submit for a student), when its time is
@@ -156,9 +158,22 @@ def person_of(rel: Path, receipts: Receipts | None = None) -> Person:
 def _identity_clash(course: Course, sid: str, person: Person) -> str | None:
     """Why `submitted/<sid>` must not receive this person's work (it holds someone else's), or None."""
     try:
+        twins = sorted(p.name for p in course.submitted.iterdir() if p.name.lower() == sid and p.name != sid)
+    except OSError:
+        twins = []  # no submissions yet
+    if twins:  # made by hand or by nbgrader's own collect: a second student whose id differs only in case
+        return (f"submitted/{twins[0]} already exists and ids are compared ignoring case; {person.label} is not "
+                f"collected into submitted/{sid} (rename one of them by hand)")
+    try:
         held = (course.submitted / sid / IDENTITY).read_text().strip()
     except OSError:
-        return None  # a new student, or a folder from before identities were kept
+        folder = course.submitted / sid
+        if person.source == "unix" or not folder.is_dir() or not any(
+                p.name != IDENTITY.parts[0] for p in folder.iterdir()):
+            return None  # a new student; or nbgrader's own collect's folder, named by unix user as here
+        return (f"submitted/{sid} holds work that no collect recorded as anyone's (copied by hand, or nbgrader's "
+                f"own collect); {person.label} is not collected into it: if it is theirs, write "
+                f"'{person.identity}' into submitted/{sid}/{IDENTITY} and collect again")
     if held == person.identity:
         return None
     return (f"submitted/{sid} holds the work of {held}, not {person.identity}; not collected (ids are compared "

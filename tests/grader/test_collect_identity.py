@@ -251,3 +251,24 @@ def test_a_long_lms_name_is_shortened_never_the_user_id(course, tmp_path):
     assert done.refused == []
     assert sorted(done.ids.values()) == sorted([name[:59] + "_1001", name[:59] + "_1002", name[:56] + "_4410123"])
     assert (course.submitted / f"{name[:59]}_1002" / CH / "a-basics.ipynb").read_text() == '{"who": 2}'
+
+
+def test_a_folder_collect_did_not_make_is_never_written_into_by_another_person(course, tmp_path):
+    """A submitted/ folder with no record of whose it is (nbgrader's own collect, or copied by hand) was taken
+    by the first person whose id matched, overwriting the work in it; one whose name differed only in case
+    ("Kim") became a second student beside "kim"."""
+    (course.submitted / "jo_lee" / CH).mkdir(parents=True)
+    (course.submitted / "jo_lee" / CH / "a-basics.ipynb").write_text('{"unix user": "jo_lee"}')
+    (course.submitted / "Kim" / CH).mkdir(parents=True)
+    (course.submitted / "Kim" / CH / "a-basics.ipynb").write_text('{"unix user": "Kim"}')
+    done = from_folder(course, CH, _download(tmp_path, {"Jo Lee/a-basics.ipynb": NB, "kim/a-basics.ipynb": NB}))
+    assert done.ids == {}
+    refused = dict(done.refused)
+    assert "submitted/jo_lee holds work that no collect recorded as anyone's" in refused["Jo Lee/a-basics.ipynb"]
+    assert "write 'name:Jo Lee' into submitted/jo_lee/.torchcourse/identity" in refused["Jo Lee/a-basics.ipynb"]
+    assert "submitted/Kim already exists and ids are compared ignoring case" in refused["kim/a-basics.ipynb"]
+    assert (course.submitted / "jo_lee" / CH / "a-basics.ipynb").read_text() == '{"unix user": "jo_lee"}'
+    assert course.students(CH) == ["Kim", "jo_lee"]
+    (course.submitted / "jo_lee" / ".torchcourse").mkdir()
+    (course.submitted / "jo_lee" / ".torchcourse" / "identity").write_text("name:Jo Lee\n")  # claimed by hand
+    assert from_folder(course, CH, _download(tmp_path / "2", {"Jo Lee/a-basics.ipynb": NB})).ids == {"Jo Lee": "jo_lee"}
