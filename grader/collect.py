@@ -426,6 +426,7 @@ def from_exchange(course: Course, chapter: str, now: datetime | None = None) -> 
                          "(set TORCHCOURSE_EXCHANGE)")
     now = now or datetime.now(UTC)
     notebooks = course.notebooks(chapter)
+    chapters = course.assignments()
     done = Collected()
     latest: dict[str, _Entry] = {}
     try:
@@ -435,6 +436,10 @@ def from_exchange(course: Course, chapter: str, now: datetime | None = None) -> 
     for path in entries:
         parts = path.name.rsplit("+", 3)
         if len(parts) < 3 or parts[1] != chapter:
+            if f"+{chapter}+" in path.name + "+" and (len(parts) < 3 or parts[1] not in chapters):
+                # names this chapter, but not as nbgrader submit does: said, rather than passed over in silence
+                done.refused.append((path.name, f"not named <student>+{chapter}+<time>+<random> as nbgrader submit "
+                                                "names a submission; refused"))
             continue  # another chapter's submission, or not one at all
         user, stamp = parts[0], parts[2]
         try:

@@ -272,3 +272,21 @@ def test_a_folder_collect_did_not_make_is_never_written_into_by_another_person(c
     (course.submitted / "jo_lee" / ".torchcourse").mkdir()
     (course.submitted / "jo_lee" / ".torchcourse" / "identity").write_text("name:Jo Lee\n")  # claimed by hand
     assert from_folder(course, CH, _download(tmp_path / "2", {"Jo Lee/a-basics.ipynb": NB})).ids == {"Jo Lee": "jo_lee"}
+
+
+def test_a_folder_naming_the_chapter_in_another_form_is_listed_not_skipped(course, exchange, capsys, cli):
+    """A folder with an extra '+' part after the chapter was passed over without a word: the student's
+    submission was neither collected nor listed."""
+    stamp = (NOW - timedelta(minutes=1)).strftime(TIME_FORMAT)
+    for name in (f"bob+{CH}+{stamp}+abcdefghijkl+x", f"eve+{CH}", f"kim+{CH}+{stamp}+abcdefghijkl",
+                 f"kim+02-other+{stamp}+abcdefghijkl", f"x+{CH}+02-other+{stamp}+abcdefghijkl"):
+        (exchange / name).mkdir()
+        (exchange / name / "a-basics.ipynb").write_text(NB)
+    (course.solutions / "02-other").mkdir()
+    (course.solutions / "02-other" / "c.ipynb").write_text(NB)
+    assert cli(["--root", str(course.root), "collect", CH]) == 0
+    out, err = capsys.readouterr()
+    assert f"{CH}: kim -> kim" in out
+    assert [line.split(": ")[1] for line in err.splitlines() if line.startswith("collect: refused")] == \
+        [f"refused bob+{CH}+{stamp}+abcdefghijkl+x", f"refused eve+{CH}"]
+    assert f"not named <student>+{CH}+<time>+<random> as nbgrader submit names a submission; refused" in err
