@@ -47,6 +47,12 @@ def _release(args, course: Course) -> int:
     return 0
 
 
+def _one_line(text: str) -> str:
+    """Names in a download or the exchange are chosen by learners: a newline or a terminal escape in one must not
+    print a line of its own, or repaint the instructor's terminal."""
+    return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text)
+
+
 def _collect(args, course: Course) -> int:
     from grader import collect
 
@@ -63,9 +69,9 @@ def _collect(args, course: Course) -> int:
             print(f"collect: {exc}", file=sys.stderr)
             return 1
         for raw, sid in sorted(done.ids.items()):
-            print(f"{chapter}: {raw} -> {sid}")
+            print(f"{chapter}: {_one_line(raw)} -> {sid}")
         for entry, why in done.refused:
-            print(f"collect: refused {entry}: {why}", file=sys.stderr)
+            print(f"collect: refused {_one_line(entry)}: {_one_line(why)}", file=sys.stderr)
         if done.refused:
             print(f"{chapter}: {len(done.refused)} entries refused (listed above)", file=sys.stderr)
         if not args.source:

@@ -290,3 +290,20 @@ def test_a_folder_naming_the_chapter_in_another_form_is_listed_not_skipped(cours
     assert [line.split(": ")[1] for line in err.splitlines() if line.startswith("collect: refused")] == \
         [f"refused bob+{CH}+{stamp}+abcdefghijkl+x", f"refused eve+{CH}"]
     assert f"not named <student>+{CH}+<time>+<random> as nbgrader submit names a submission; refused" in err
+
+
+def test_every_refusal_and_id_is_one_printed_line_whatever_the_names(course, exchange, tmp_path, capsys, cli):
+    """Names in the exchange and in a download are the learners' own: a newline in one printed a line of its own
+    (a forged "collected" or "refused" line), and a terminal escape repainted the instructor's terminal."""
+    stamp = (NOW - timedelta(minutes=1)).strftime(TIME_FORMAT)
+    (exchange / f"eve\n{CH}: kim -> kim\x1b[2J+{CH}+{stamp}+abcdefghijkl").mkdir()
+    assert cli(["--root", str(course.root), "collect", CH]) == 0
+    src = _download(tmp_path, {"kim\ncollect: nothing refused/a-basics.ipynb": NB, "bob\x1b[31m/b-more.ipynb": NB})
+    assert cli(["--root", str(course.root), "collect", CH, "--from", str(src)]) == 0
+    out, err = capsys.readouterr()
+    assert "\x1b" not in out + err
+    assert out.splitlines() == [f"{CH}: 0 submissions in {course.submitted}",
+                                f"{CH}: bob\\x1b[31m -> bob_31m",
+                                f"{CH}: kim\\ncollect: nothing refused -> kim_collect_nothing_refused"]
+    assert err.splitlines()[0].startswith(f"collect: refused eve\\n{CH}: kim -> kim\\x1b[2J+{CH}+")
+    assert len(err.splitlines()) == 2
