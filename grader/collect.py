@@ -165,7 +165,8 @@ def _identity_clash(course: Course, sid: str, person: Person) -> str | None:
         return (f"submitted/{twins[0]} already exists and ids are compared ignoring case; {person.label} is not "
                 f"collected into submitted/{sid} (rename one of them by hand)")
     try:
-        held = (course.submitted / sid / IDENTITY).read_text().strip()
+        # Only the line end is dropped: "Jo Lee " and "Jo Lee" are two people here as in one download.
+        held = (course.submitted / sid / IDENTITY).read_text().removesuffix("\n").removesuffix("\r")
     except OSError:
         folder = course.submitted / sid
         if person.source == "unix" or not folder.is_dir() or not any(

@@ -307,3 +307,14 @@ def test_every_refusal_and_id_is_one_printed_line_whatever_the_names(course, exc
                                 f"{CH}: kim\\ncollect: nothing refused -> kim_collect_nothing_refused"]
     assert err.splitlines()[0].startswith(f"collect: refused eve\\n{CH}: kim -> kim\\x1b[2J+{CH}+")
     assert len(err.splitlines()) == 2
+
+
+def test_names_that_differ_only_in_spaces_stay_two_people_across_downloads(course, tmp_path):
+    """In one download "Jo Lee " and "Jo Lee" are two people (both refused); the identity was read back with
+    its spaces stripped, so a later download's "Jo Lee" replaced the work of "Jo Lee "."""
+    assert from_folder(course, CH, _download(tmp_path / "1", {"Jo Lee /a-basics.ipynb": '{"who": 1}'})).ids == \
+        {"Jo Lee ": "jo_lee"}
+    done = from_folder(course, CH, _download(tmp_path / "2", {"Jo Lee/a-basics.ipynb": '{"who": 2}'}))
+    assert done.ids == {} and "holds the work of name:Jo Lee , not name:Jo Lee;" in done.refused[0][1]
+    assert (course.submitted / "jo_lee" / CH / "a-basics.ipynb").read_text() == '{"who": 1}'
+    assert from_folder(course, CH, _download(tmp_path / "3", {"Jo Lee /b-more.ipynb": NB})).refused == []
