@@ -57,6 +57,7 @@ def safe_id(raw: str) -> str:
 #   Blackboard  Chapter 1_jsmith_attempt_2026-11-30-14-05-09_01-what-is-a-tensor.ipynb (user name), with a
 #               receipt Chapter 1_jsmith_attempt_2026-11-30-14-05-09.txt ("Name: Jane Smith (jsmith)",
 #               "Assignment: Chapter 1")
+# Any other file is '<student>[_<number>...]_<notebook>.ipynb' (the student may hold '_'), or in a folder per student.
 # The file part after the LMS's prefix is the learner's own file name, and may itself look like another
 # format's prefix naming someone else: the format whose prefix ends first is the LMS's (so each pattern finds
 # the first possible prefix, never the last).
@@ -133,9 +134,22 @@ class Person:
         return self.key
 
 
-def person_of(rel: Path, receipts: Receipts | None = None) -> Person:
-    """The person a downloaded file belongs to, from its folder (one per student) or its file name; ValueError
-    when the name does not say who."""
+def _name_before(name: str, notebook: str | None) -> str:
+    """The person in '<name>[_<number>...]_<notebook>.ipynb' (no LMS's format): all before the notebook's name
+    (before the last '_' when it is not known), less trailing numbers; a name may hold '_' (jo_lee, jo_smith)."""
+    at = name.lower().rfind(notebook.lower()) if notebook else name.rfind("_")
+    parts = name[:max(at, 0)].rstrip("_-. ").split("_")
+    while len(parts) > 1 and parts[-1].isdigit():
+        parts.pop()
+    if not "_".join(parts).strip("_-. "):
+        raise ValueError("its name holds no student's (expected <student>_<notebook>.ipynb, or one folder per "
+                         "student)")
+    return "_".join(parts)
+
+
+def person_of(rel: Path, receipts: Receipts | None = None, notebook: str | None = None) -> Person:
+    """The person a downloaded file (a copy of `notebook`) belongs to, from its folder (one per student) or its
+    file name; ValueError when the name does not say who."""
     if len(rel.parts) > 1:
         top = rel.parts[0]
         m = MOODLE.match(top)
@@ -147,7 +161,7 @@ def person_of(rel: Path, receipts: Receipts | None = None) -> Person:
         if m and (source != "blackboard" or "_" in m["head"]):
             formats.append((m.end() if source == "blackboard" else m.start("file"), source, m))
     if not formats:
-        return Person("name", name.split("_")[0])
+        return Person("name", _name_before(name, notebook))
     _, source, m = min(formats, key=lambda f: f[0])
     if source == "blackboard":
         user = _blackboard_user(m["head"], receipts or Receipts())
@@ -288,7 +302,7 @@ def from_folder(course: Course, chapter: str, source: Path) -> Collected:
                 done.refused.append((str(rel), f"not one of {', '.join(notebooks)}"))
                 continue
             try:
-                person = person_of(rel, receipts)
+                person = person_of(rel, receipts, nb)
             except ValueError as exc:
                 done.refused.append((str(rel), str(exc)))
                 continue

@@ -318,3 +318,16 @@ def test_names_that_differ_only_in_spaces_stay_two_people_across_downloads(cours
     assert done.ids == {} and "holds the work of name:Jo Lee , not name:Jo Lee;" in done.refused[0][1]
     assert (course.submitted / "jo_lee" / CH / "a-basics.ipynb").read_text() == '{"who": 1}'
     assert from_folder(course, CH, _download(tmp_path / "3", {"Jo Lee /b-more.ipynb": NB})).refused == []
+
+
+def test_a_plain_file_name_keeps_the_whole_name_before_the_notebook(course, tmp_path):
+    """'<student>_<notebook>.ipynb' took the student as the text before the first '_': jo_lee and jo_smith were
+    both "jo", one's notebook replacing the other's; a file with no student became a student named after it."""
+    src = _download(tmp_path, {"jo_lee_a-basics.ipynb": '{"who": "lee"}', "jo_smith_2_a-basics-1.ipynb":
+                               '{"who": "smith"}', "a-basics.ipynb": NB, "b-more_b-more.ipynb": NB})
+    done = from_folder(course, CH, src)
+    assert done.ids == {"jo_lee": "jo_lee", "jo_smith": "jo_smith", "b-more": "b-more"}
+    assert done.refused == [("a-basics.ipynb", "its name holds no student's (expected <student>_<notebook>.ipynb, "
+                                               "or one folder per student)")]
+    assert (course.submitted / "jo_lee" / CH / "a-basics.ipynb").read_text() == '{"who": "lee"}'
+    assert (course.submitted / "jo_smith" / CH / "a-basics.ipynb").read_text() == '{"who": "smith"}'
