@@ -155,14 +155,22 @@ def person_of(rel: Path, receipts: Receipts | None = None, notebook: str | None 
         m = MOODLE.match(top)
         return Person("moodle", m["id"], m["name"]) if m else Person("name", top)
     name = rel.name
-    formats = []  # (where the learner's own file name starts, source, match)
-    for source, pattern in (("moodle", MOODLE), ("blackboard", BLACKBOARD), ("canvas", CANVAS)):
+    formats = []  # (where the learner's own file name starts, where the format's own marker starts, source, match)
+    for source, pattern, marker in (("moodle", MOODLE, "id"), ("blackboard", BLACKBOARD, "head"),
+                                    ("canvas", CANVAS, "name")):
         m = pattern.match(name)
         if m and (source != "blackboard" or "_" in m["head"]):
-            formats.append((m.end() if source == "blackboard" else m.start("file"), source, m))
+            formats.append((m.end() if source == "blackboard" else m.start("file"), m.end(marker), source, m))
     if not formats:
         return Person("name", _name_before(name, notebook))
-    _, source, m = min(formats, key=lambda f: f[0])
+    formats.sort(key=lambda f: f[0])
+    _, _, source, m = formats[0]
+    for start, marker, later, n in formats[1:]:
+        # A later prefix whose marker begins inside this one's prefix is not in the learner's file name: it is the
+        # LMS's (Blackboard's 'Chapter_1_20231234_attempt_...' also reads as Canvas user 1's 'attempt_...').
+        if marker < formats[0][0]:
+            source, m = later, n
+            break
     if source == "blackboard":
         user = _blackboard_user(m["head"], receipts or Receipts())
         return Person("blackboard", user, user)

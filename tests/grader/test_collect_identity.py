@@ -331,3 +331,16 @@ def test_a_plain_file_name_keeps_the_whole_name_before_the_notebook(course, tmp_
                                                "or one folder per student)")]
     assert (course.submitted / "jo_lee" / CH / "a-basics.ipynb").read_text() == '{"who": "lee"}'
     assert (course.submitted / "jo_smith" / CH / "a-basics.ipynb").read_text() == '{"who": "smith"}'
+
+
+def test_a_blackboard_name_that_also_reads_as_canvas_is_blackboards(course, tmp_path):
+    """Blackboard's 'Chapter_1_20231234_attempt_...' (numeric user names) also reads as Canvas user 1's file
+    'attempt_...': every student would be Canvas user 1."""
+    stamp = "2026-11-30-14-05-09"
+    src = _download(tmp_path, {f"Chapter_1_20231234_attempt_{stamp}_a-basics.ipynb": '{"who": 1}',
+                               f"Chapter_1_20231235_attempt_{stamp}_a-basics.ipynb": '{"who": 2}',
+                               f"Chapter_1_20231235_attempt_{stamp}.txt": "Name: Jo Lee (20231235)\nAssignment: Chapter_1\n",
+                               "Jane_1_4410123_assignsubmission_file_b-more.ipynb": '{"who": 3}'})
+    done = from_folder(course, CH, src)
+    assert sorted(done.ids.values()) == ["20231234", "20231235", "jane_1_4410123"]
+    assert (course.submitted / "20231234" / CH / "a-basics.ipynb").read_text() == '{"who": 1}'
