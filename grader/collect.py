@@ -231,6 +231,7 @@ class Collected:
 def _extract(zip_path: Path, dest: Path) -> list[tuple[str, str]]:
     """Unpack the plain files of a zip under `dest`; returns the entries refused, with why."""
     refused: list[tuple[str, str]] = []
+    unpacked: dict[Path, str] = {}
     total = 0
     with zipfile.ZipFile(zip_path) as zf:
         for info in zf.infolist():
@@ -258,6 +259,9 @@ def _extract(zip_path: Path, dest: Path) -> list[tuple[str, str]]:
                 raise ValueError(f"{zip_path.name} unpacks to more than {MAX_TOTAL // 2**30} GiB; refused")
             total += info.file_size
             target = dest.joinpath(*parts)
+            if target in unpacked:  # one path twice ("kim/a.ipynb", "kim/./a.ipynb"): the later kept, as below
+                refused.append((unpacked[target], f"replaced by {name}, a second entry for the same file"))
+            unpacked[target] = name
             try:
                 target.parent.mkdir(parents=True, exist_ok=True)
                 with zf.open(info) as src, open(target, "wb") as out:

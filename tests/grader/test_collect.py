@@ -199,3 +199,15 @@ def test_a_corrupt_or_clashing_entry_is_refused_the_rest_collected(course, tmp_p
     assert "could not be unpacked" in refused["kim_1_b-more.ipynb/x_1_b-more.ipynb"]
     assert not (course.submitted / "bad").exists()
     assert done.ids == {"kim": "kim"}
+
+
+def test_two_entries_for_one_path_in_an_archive_are_listed(course, tmp_path):
+    """'kim/a-basics.ipynb', 'kim/./a-basics.ipynb' and 'kim\\\\a-basics.ipynb' unpack to one file: the earlier
+    ones were replaced without a word."""
+    z = _zip(tmp_path / "lms.zip", {"kim/a-basics.ipynb": '{"n": 1}', "kim/./a-basics.ipynb": '{"n": 2}',
+                                    "kim\\a-basics.ipynb": '{"n": 3}'})
+    done = from_folder(course, CH, z)
+    assert done.refused == [
+        ("kim/a-basics.ipynb", "replaced by kim/./a-basics.ipynb, a second entry for the same file"),
+        ("kim/./a-basics.ipynb", "replaced by kim\\a-basics.ipynb, a second entry for the same file")]
+    assert (course.submitted / "kim" / CH / "a-basics.ipynb").read_text() == '{"n": 3}'
