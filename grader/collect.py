@@ -165,7 +165,7 @@ def person_of(rel: Path, receipts: Receipts | None = None, notebook: str | None 
         return Person("name", _name_before(name, notebook))
     formats.sort(key=lambda f: f[0])
     _, _, source, m = formats[0]
-    for start, marker, later, n in formats[1:]:
+    for _start, marker, later, n in formats[1:]:
         # A later prefix whose marker begins inside this one's prefix is not in the learner's file name: it is the
         # LMS's (Blackboard's 'Chapter_1_20231234_attempt_...' also reads as Canvas user 1's 'attempt_...').
         if marker < formats[0][0]:

@@ -339,7 +339,8 @@ def test_a_blackboard_name_that_also_reads_as_canvas_is_blackboards(course, tmp_
     stamp = "2026-11-30-14-05-09"
     src = _download(tmp_path, {f"Chapter_1_20231234_attempt_{stamp}_a-basics.ipynb": '{"who": 1}',
                                f"Chapter_1_20231235_attempt_{stamp}_a-basics.ipynb": '{"who": 2}',
-                               f"Chapter_1_20231235_attempt_{stamp}.txt": "Name: Jo Lee (20231235)\nAssignment: Chapter_1\n",
+                               f"Chapter_1_20231235_attempt_{stamp}.txt":
+                                   "Name: Jo Lee (20231235)\nAssignment: Chapter_1\n",
                                "Jane_1_4410123_assignsubmission_file_b-more.ipynb": '{"who": 3}'})
     done = from_folder(course, CH, src)
     assert sorted(done.ids.values()) == ["20231234", "20231235", "jane_1_4410123"]
