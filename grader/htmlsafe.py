@@ -7,10 +7,16 @@ notebooks formgrader renders) is sanitised with maintained libraries, never a ha
   Notebook-level widget state, which nbconvert would turn into script tags, is dropped too.
 * `safe_html(html)`: bleach over a page body nbconvert rendered, with the same inert tags plus the
   ones nbconvert's own layout uses; images only as PNG/JPEG data.
+* Markdown (markdown cells, text/markdown outputs): cleaning its source as HTML cannot see the links and
+  images Markdown syntax makes, and nbconvert's renderer (the one formgrader uses) lets `javascript:` URLs
+  through. Markdown whose rendering has a link or an image is stored as that rendering, cleaned by
+  `safe_html`, in one HTML block that Markdown passes through unchanged (it shows the same).
 """
 
 from __future__ import annotations
 
+import html as _html
+import re
 from functools import lru_cache
 
 import bleach
@@ -89,6 +95,47 @@ def _sanitizer():
                     safe_output_keys=SAFE_OUTPUT_KEYS, sanitized_output_types={"text/html", "text/markdown"})
 
 
+_URL_ATTRIBUTE = re.compile(r"\s(?:href|src)=")
+_BLANK_LINE = re.compile(r"\n[ \t]*\n")
+
+
+def _render_markdown(text: str, attachments: dict | None = None) -> str:
+    from nbconvert.filters.markdown_mistune import IPythonRenderer, MarkdownWithMath
+
+    return MarkdownWithMath(renderer=IPythonRenderer(escape=False, attachments=attachments)).render(text)
+
+
+def _inert_markdown(text: str, attachments: dict | None = None) -> str:
+    """`text` (Markdown, its HTML already cleaned) as it is when `safe_html` keeps every URL its rendering has;
+    else that rendering cleaned by `safe_html`, as one HTML block (no blank line in it: `&#10;` is the same
+    newline), which Markdown renders as is. If it would not (checked), or cannot be rendered, the text escaped."""
+    escaped = "<div>" + _html.escape(text).replace("\n", "<br>") + "</div>"
+    try:
+        rendered = _render_markdown(text, attachments)
+    except Exception:  # e.g. a missing attachment: nbconvert could not render it in formgrader either
+        return escaped
+    cleaned = safe_html(rendered)
+    if len(_URL_ATTRIBUTE.findall(cleaned)) == len(_URL_ATTRIBUTE.findall(rendered)):
+        return text
+    block = "<div>" + _BLANK_LINE.sub("\n&#10;", cleaned).strip() + "</div>"
+    if _BLANK_LINE.search(block) or _render_markdown(block).strip() != block:
+        return escaped
+    return block
+
+
+@lru_cache(maxsize=1024)
+def _inert_markdown_cached(text: str) -> str:
+    return _inert_markdown(text)
+
+
+def _markdown(text, attachments: dict | None = None):
+    if type(text) is not str:
+        return text
+    if attachments or len(text) > CACHED_CHARS:
+        return _inert_markdown(text, attachments)
+    return _inert_markdown_cached(text)
+
+
 def safe_notebook(nb: NotebookNode) -> NotebookNode:
     """`nb`, changed in place and returned, as nbconvert's SanitizeHTML leaves it with the allowlists above."""
     step = _sanitizer()
@@ -98,4 +145,11 @@ def safe_notebook(nb: NotebookNode) -> NotebookNode:
             for key in [k for k in att if k not in ("image/png", "image/jpeg")]:
                 del att[key]
     nb, _ = step.preprocess(nb, {})
+    for cell in nb.cells:  # what formgrader renders with Markdown: its links and images, checked
+        if cell.get("cell_type") == "markdown":
+            cell["source"] = _markdown(cell.get("source"), cell.get("attachments") or None)
+        for out in cell.get("outputs") or []:
+            data = out.get("data") if isinstance(out, dict) else None
+            if isinstance(data, dict) and "text/markdown" in data:
+                data["text/markdown"] = _markdown(data["text/markdown"])
     return nb

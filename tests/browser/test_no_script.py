@@ -23,15 +23,21 @@ from tests.helpers.course import CASES, CHAPTER, fixture_course, submit
 pytestmark = [pytest.mark.browser, pytest.mark.grading, pytest.mark.xdist_group("grader")]
 
 PWN = "window.__pwned = (window.__pwned || []).concat"
+# A Markdown link is made by Markdown, after the source was cleaned as HTML; nbconvert's renderer (formgrader's)
+# keeps javascript: URLs, also behind an entity or in a reference definition.
+JS_LINK = "javascript:window.__pwned=(window.__pwned||[]).concat"
 CODE = f'''from IPython.display import display, HTML, Javascript, SVG, Markdown
 display(HTML("<b>bold</b><script>{PWN}(['html-script'])</script><img src=x onerror=\\"{PWN}(['onerror'])\\">"))
 display(Javascript("{PWN}(['javascript-mime'])"))
 display(SVG('<svg xmlns="http://www.w3.org/2000/svg" onload="{PWN}([\\'svg-onload\\'])">'
             '<script>{PWN}([\\'svg-script\\'])</script><circle r="5"/></svg>'))
 display(Markdown("<img src=y onerror=\\"{PWN}(['markdown-output'])\\">"))
+display(Markdown("[a markdown link]({JS_LINK}(['markdown-output-link']))"))
 print("payloads shown")
 '''
-MARKDOWN = (f"A note <script>{PWN}(['markdown-cell'])</script> <img src=z onerror=\"{PWN}(['markdown-img'])\"> "
+MARKDOWN = (f"[a javascript link]({JS_LINK}(['md-link'])) [an entity link](javascript&#58;{JS_LINK[11:]}(['md-entity'])) "
+            f"[a reference link][r]\n\n[r]: {JS_LINK}(['md-ref'])\n\n"
+            f"A note <script>{PWN}(['markdown-cell'])</script> <img src=z onerror=\"{PWN}(['markdown-img'])\"> "
             f"[a link](javascript:{PWN}(['js-link']))")
 
 
@@ -80,6 +86,7 @@ def pages(tmp_path_factory):
             {"text/html": f"<script>{PWN}(['html-script'])</script><img src=x onerror=\"{PWN}(['onerror'])\">"},
             {"application/javascript": f"{PWN}(['javascript-mime'])"},
             {"image/svg+xml": f"<svg xmlns='http://www.w3.org/2000/svg'><script>{PWN}(['svg-script'])</script></svg>"},
+            {"text/markdown": f"[a markdown link]({JS_LINK}(['markdown-output-link']))"},
         )])])
     unsafe = root / "control.html"
     unsafe.write_text(_formgrader_html(control), encoding="utf-8")
@@ -97,6 +104,7 @@ def _ran(browser, path) -> list[str]:
             href = link.get_attribute("href") or ""
             if href.lower().startswith("javascript:"):
                 link.click()
+        page.wait_for_timeout(200)  # a javascript: URL runs a moment after its click
         return page.evaluate("window.__pwned || []")
     finally:
         ctx.close()
@@ -106,7 +114,8 @@ def test_no_learner_script_runs_on_the_feedback_page_or_in_formgraders_view(page
     # (The JavaScript output needs formgrader's jQuery, absent offline, and nbconvert already cleans inline SVG;
     # both are checked below as dropped from the outputs.)
     ran = set(_ran(browser, pages["control"]))
-    assert ran >= {"html-script", "onerror", "markdown-cell", "markdown-img"}, ran
+    assert ran >= {"html-script", "onerror", "markdown-cell", "markdown-img", "md-link", "md-entity", "md-ref",
+                   "markdown-output-link"}, ran
     assert _ran(browser, pages["feedback"]) == []
     assert _ran(browser, pages["formgrader"]) == []
     # What is left of the outputs is inert: HTML text kept, script MIME types and SVG dropped.
