@@ -20,6 +20,7 @@ import nbformat
 
 from grader.course import Course
 from grader.htmlsafe import safe_html
+from grader.limits import FEEDBACK_CELLS, FEEDBACK_CHARS
 from grader.record import GradeRecord, load_record
 from torchcourse.contract import (
     BEGIN_HIDDEN,
@@ -55,6 +56,30 @@ def _strip(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
             for o in cell.outputs:
                 if o.get("output_type") == "error":
                     o["traceback"] = [f"{o.get('ename')}: {o.get('evalue')}"]
+    return nb
+
+
+def _text_size(cell) -> int:
+    """Characters of a cell's source and its outputs' text (images aside: they cost their bytes, no more)."""
+    size = len(cell.source)
+    for o in cell.get("outputs", []):
+        size += len(o.get("text", "")) + sum(len(t) for t in o.get("traceback", [])) + len(o.get("evalue", ""))
+        size += sum(len(v) for k, v in o.get("data", {}).items() if type(v) is str and not k.startswith("image/"))
+    return size
+
+
+def _fit_page(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """The cells a page shows: at most FEEDBACK_CELLS, with at most FEEDBACK_CHARS of text in all (a chapter's
+    notebook has about 50 cells and 36 KB). nbconvert's rendering and bleach's cleaning of the page (quadratic in
+    the siblings and nesting of what it parses) then take bounded time and memory, whatever a notebook holds."""
+    left = FEEDBACK_CHARS
+    for k, cell in enumerate(nb.cells):
+        left -= _text_size(cell)
+        if k >= FEEDBACK_CELLS or left < 0:
+            note = (f"(Cells {k + 1} to {len(nb.cells)} are not shown: a feedback page shows at most "
+                    f"{FEEDBACK_CELLS} cells and {FEEDBACK_CHARS // 1024} KiB of text.)")
+            nb.cells = nb.cells[:k] + [nbformat.v4.new_markdown_cell(note)]
+            break
     return nb
 
 
@@ -95,7 +120,7 @@ def feedback(course: Course, chapter: str, students: list[str] | None = None) ->
         if record is None:
             continue
         for nb_path in sorted((course.autograded / student / chapter).glob("*.ipynb")):
-            nb = _strip(nbformat.read(str(nb_path), as_version=4))
+            nb = _fit_page(_strip(nbformat.read(str(nb_path), as_version=4)))
             body = safe_html(exporter.from_notebook_node(nb)[0])  # no learner script in the page (issue 17)
             page = (f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(chapter)} · "
                     f"{html.escape(nb_path.stem)}</title><style>{STYLE}</style></head><body>"

@@ -23,6 +23,7 @@ import bleach
 from bleach.css_sanitizer import CSSSanitizer
 from nbformat import NotebookNode
 
+from grader.limits import HTML_BUDGET, HTML_CHARS
 from torchcourse.contract import EMIT_MIME
 
 # Inert tags: structure, text and tables (pandas, the course's own HTML tables). No script, style, iframe,
@@ -109,7 +110,7 @@ def _inert_markdown(text: str, attachments: dict | None = None) -> str:
     """`text` (Markdown, its HTML already cleaned) as it is when `safe_html` keeps every URL its rendering has;
     else that rendering cleaned by `safe_html`, as one HTML block (no blank line in it: `&#10;` is the same
     newline), which Markdown renders as is. If it would not (checked), or cannot be rendered, the text escaped."""
-    escaped = "<div>" + _html.escape(text).replace("\n", "<br>") + "</div>"
+    escaped = as_text(text, HTML_CHARS)
     try:
         rendered = _render_markdown(text, attachments)
     except Exception:  # e.g. a missing attachment: nbconvert could not render it in formgrader either
@@ -136,6 +137,35 @@ def _markdown(text, attachments: dict | None = None):
     return _inert_markdown_cached(text)
 
 
+def as_text(text: str, shown: int = 2000) -> str:
+    """The start of `text` as inert HTML: escaped, on one line (so Markdown passes it through as it is)."""
+    cut = f"[{len(text) - shown} more characters not shown by the grader]" if len(text) > shown else ""
+    body = _html.escape(text[:shown] + cut).replace("\r", "&#13;").replace("\n", "&#10;")
+    return f"<pre>{body}</pre>"
+
+
+def _bounded(nb: NotebookNode) -> None:
+    """Every text SanitizeHTML cleans and Markdown renders, as it is while it fits `HTML_CHARS` and the notebook's
+    `HTML_BUDGET`; else its start, as text: cleaning then takes bounded time (see grader/limits.py)."""
+    left = HTML_BUDGET
+
+    def fit(text):
+        nonlocal left
+        if type(text) is not str or (len(text) <= HTML_CHARS and len(text) <= left):
+            left -= len(text) if type(text) is str else 0
+            return text
+        return as_text(text)
+
+    for cell in nb.cells:
+        if cell.get("cell_type") in ("markdown", "raw"):
+            cell["source"] = fit(cell.get("source"))
+        for out in cell.get("outputs") or []:
+            data = out.get("data") if isinstance(out, dict) else None
+            for key in ("text/html", "text/markdown"):
+                if isinstance(data, dict) and key in data:
+                    data[key] = fit(data[key])
+
+
 def safe_notebook(nb: NotebookNode) -> NotebookNode:
     """`nb`, changed in place and returned, as nbconvert's SanitizeHTML leaves it with the allowlists above."""
     step = _sanitizer()
@@ -144,6 +174,7 @@ def safe_notebook(nb: NotebookNode) -> NotebookNode:
         for att in (cell.get("attachments") or {}).values():  # images in markdown: PNG/JPEG only, never SVG
             for key in [k for k in att if k not in ("image/png", "image/jpeg")]:
                 del att[key]
+    _bounded(nb)
     nb, _ = step.preprocess(nb, {})
     for cell in nb.cells:  # what formgrader renders with Markdown: its links and images, checked
         if cell.get("cell_type") == "markdown":

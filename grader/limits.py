@@ -19,6 +19,12 @@ NOTEBOOK_OUTPUT_BYTES = 16 * 2**20  # serialised outputs of one autograded noteb
 RECORD_BYTES = 8 * 2**20         # a grade record file read back by feedback and report
 RECORD_ITEMS = 5_000             # exercises, flags or runs in one grade record
 TEXT_CHARS = 4_000               # characters of one reason, detail or flag kept in a record
+# bleach's HTML parser (html5lib) takes time quadratic in the nesting and the siblings of what it parses: 100 KB of
+# "<div>" took 10 s to clean, 1 MB would take 15 minutes. What autograde and feedback give it is bounded.
+HTML_CHARS = 32 * 1024           # one HTML or Markdown text of a notebook cleaned; a longer one is shown cut, as text
+HTML_BUDGET = 128 * 1024         # characters of HTML and Markdown cleaned in one notebook (the rest shown cut)
+FEEDBACK_CELLS = 500             # cells of one notebook on a feedback page (a chapter's have about 50)
+FEEDBACK_CHARS = 128 * 1024      # characters of cell sources and output text on one feedback page (about 36 KB)
 
 
 class TooMany(ValueError):

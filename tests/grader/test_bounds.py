@@ -143,3 +143,31 @@ def test_a_record_is_read_through_its_schema_with_bounds(tmp_path):
     big = tmp_path / "big.json"
     big.write_bytes(b" " * (limits.RECORD_BYTES + 1))
     assert load(big) is None
+
+
+def test_html_cleaning_and_feedback_stay_bounded_on_what_bleach_parses_slowly(tmp_path):
+    # bleach's parser is quadratic in nesting and siblings: 100 KB of "<div>" took 10 s to clean and 1 MB would take
+    # 15 minutes, in autograde (the autograded notebook) and again in feedback (the page); 20 000 markdown cells
+    # made a page take half a minute. A markdown cell or an HTML output costs the learner's own notebook nothing.
+    from grader.feedback import feedback
+    from grader.htmlsafe import safe_notebook
+    from tests.grader.test_feedback import _course, _graded_nb
+
+    deep = "<div>" * 20_000 + "x"
+    outputs = [nbformat.v4.new_output("display_data", data={"text/html": deep + str(i), "text/plain": "t"})
+               for i in range(3)]
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(deep + "md"),
+                                         nbformat.v4.new_markdown_cell("**kept**"),
+                                         nbformat.v4.new_code_cell("x", outputs=outputs)])
+    start = time.monotonic()
+    safe_notebook(nb)
+    assert time.monotonic() - start < 3
+    assert "kept" in nb.cells[1].source and "more characters not shown by the grader" in nb.cells[0].source
+    graded = _graded_nb()
+    graded.cells += [nbformat.v4.new_markdown_cell(f"note {i}") for i in range(20_000)]
+    course = _course(tmp_path, "ann", graded)
+    start = time.monotonic()
+    [page] = feedback(course, "ch")
+    assert time.monotonic() - start < 10
+    text = page.read_text()
+    assert "2 / 5 for the chapter" in text and "note 1" in text and "are not shown" in text
