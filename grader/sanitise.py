@@ -7,6 +7,8 @@ small pre-pass makes a damaged notebook cost only what is damaged:
 * cells that only *claim* to be graded (an unknown grade id, or a second copy of a known
   one) become ordinary learner cells; of several copies, the one nearest after its answer
   is graded, so a copy pasted above the answer costs an honest learner nothing;
+* a cell nbformat cannot read (not a cell, metadata or source of the wrong type) is made readable
+  before nbformat reads the notebook, one line each;
 * a cell's nbgrader metadata is rebuilt from the gradebook, so an extra or invalid key is
   one line in the notes, not a notebook that nbgrader refuses;
 * a test cell whose metadata was stripped is recognised by its visible source; a test cell
@@ -55,8 +57,47 @@ class Sanitised:
     unanswered: frozenset[str] = frozenset()  # answer grade_ids left as released (see _unanswered)
 
 
-def read_notebook(path: Path) -> NotebookNode:
-    """Read a submitted notebook: refuse links, special files, huge files and unreadable JSON."""
+def _repair_cells(d: object, notes: list[str]) -> object:
+    """A notebook-4 dict with each damaged cell made readable, said in one line each, so that one damaged cell
+    costs that cell and not the notebook (nbformat refuses the whole notebook for one of them): a cell that is not
+    a code, markdown or raw cell becomes an empty raw cell (the cells keep their numbers); metadata or attachments
+    that are not JSON objects of the kinds nbformat reads are dropped; a source that is not text is emptied.
+    A code cell's outputs are dropped (they are cleared before grading anyway)."""
+    if type(d) is not dict or type(d.get("cells")) is not list or d.get("nbformat") != 4:
+        return d
+    replaced = 0
+    for i, cell in enumerate(d["cells"]):
+        if type(cell) is not dict or cell.get("cell_type") not in ("code", "markdown", "raw"):
+            kind = repr(cell.get("cell_type"))[:40] if type(cell) is dict else type(cell).__name__
+            notes.append(f"cell {i + 1} is not a notebook cell (cell type {kind}); left empty")
+            d["cells"][i] = {"cell_type": "raw", "metadata": {}, "source": ""}
+            replaced += 1
+            continue
+        if cell["cell_type"] == "code":
+            cell["outputs"], cell["execution_count"] = [], None
+        if type(cell.get("metadata", {})) is not dict:
+            notes.append(f"cell {i + 1}: its metadata is not a JSON object; dropped")
+            cell["metadata"] = {}
+        att = cell.get("attachments")
+        if att is not None and not (type(att) is dict and all(
+                type(a) is dict and all(type(v) is str or (type(v) is list and all(type(x) is str for x in v))
+                                        for v in a.values()) for a in att.values())):
+            notes.append(f"cell {i + 1}: its attachments are not ones nbformat reads; dropped")
+            del cell["attachments"]
+        src = cell.get("source", "")
+        if not (type(src) is str or (type(src) is list and all(type(x) is str for x in src))):
+            notes.append(f"cell {i + 1}: its source is not text; emptied")
+            cell["source"] = ""
+        if "id" in cell and type(cell["id"]) is not str:
+            del cell["id"]  # nbgrader's DeduplicateIds gives it a new one
+    if d["cells"] and replaced == len(d["cells"]):
+        raise SanitiseError("not a readable notebook (none of its cells is a notebook cell)")
+    return d
+
+
+def read_notebook(path: Path, notes: list[str] | None = None) -> NotebookNode:
+    """Read a submitted notebook: refuse links, special files, huge files and unreadable JSON. A damaged cell is
+    made readable (`_repair_cells`), with a line in `notes`."""
     try:
         st = os.lstat(path)
     except FileNotFoundError:
@@ -75,9 +116,22 @@ def read_notebook(path: Path) -> NotebookNode:
         # nbformat.reads without its schema check, which only logs what it finds (and gives missing cell ids,
         # which the check of the autograded notebook gives as well): that notebook is checked once it is made
         # (autograde._valid_beside_outputs). The check here was 0.6 of the 2.1 ms a chapter-1 notebook took.
-        nb = nbformat.convert(nbformat.reader.reads(text), 4)
+        d = _repair_cells(nbformat.reader.parse_json(text), [] if notes is None else notes)
+        if type(d) is not dict:
+            kind = {list: "a list", str: "a string", type(None): "null", bool: "true or false"}.get(type(d), "a number")
+            raise SanitiseError(f"not a notebook (its JSON is {kind}, not an object)")
+        major, minor = nbformat.reader.get_version(d)
+        if major not in nbformat.versions:
+            raise nbformat.NBFormatError(f"Unsupported nbformat version {major}")
+        try:  # nbformat.reader.reads, from the repaired dict
+            nb = nbformat.versions[major].to_notebook_json(d, minor=minor)
+        except AttributeError as e:
+            raise nbformat.ValidationError(f"The notebook is invalid and is missing an expected key: {e}") from None
+        nb = nbformat.convert(nb, 4)
     except UnicodeDecodeError:
         raise SanitiseError("not UTF-8 text, so not a notebook") from None
+    except SanitiseError:
+        raise
     except Exception as exc:  # nbformat raises several types for bad JSON or an unknown version
         why = f"{type(exc).__name__}: {str(exc)[:200]}"
         raise SanitiseError(f"not a readable notebook ({why})") from None
@@ -406,8 +460,8 @@ def sanitise(path: Path, chapter: str, notebook: str, db_url: str, book: SourceB
     if book is None:
         book = SourceBook(db_url, chapter, notebook)
     known, points = book.known, book.points
-    nb = read_notebook(path)
     notes: list[str] = []
+    nb = read_notebook(path, notes)
     try:
         _prepass(nb, known, notes)
     except (AttributeError, TypeError, ValueError, KeyError) as exc:  # e.g. a "cell" that is a number

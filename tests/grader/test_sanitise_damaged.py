@@ -104,3 +104,39 @@ def test_a_chapter_notebook_with_a_foreign_bonus_cell_keeps_its_own_cells(tmp_pa
     nb.cells.append(checks_cell("theirs", "assert True", 10))
     sub = _run(tmp_path, nb, db_url)
     assert sorted(sub.grade_cells) == ["ex", "ey"] and len(sub.notes) == 2
+
+
+def _damage(nb, damage):
+    """`nb` as JSON with one cell damaged in a way nbformat cannot read (cells: the tiny chapter's, see tiny.py)."""
+    d = json.loads(nbformat.writes(nb))
+    where, key, value = damage
+    if key is None:
+        d["cells"][where] = value
+    else:
+        d["cells"][where][key] = value
+    return json.dumps(d)
+
+
+@pytest.mark.parametrize("damage, said", [
+    ((3, "metadata", []), "cell 4: its metadata is not a JSON object; dropped"),      # ex's own metadata
+    ((2, "source", [1, 2]), "cell 3: its source is not text; emptied"),               # ex-answer's code
+    ((0, "attachments", "x"), "cell 1: its attachments are not ones nbformat reads; dropped"),
+    ((0, None, "a string"), "cell 1 is not a notebook cell (cell type str); left empty"),
+    ((1, "cell_type", "heading"), "cell 2 is not a notebook cell (cell type 'heading'); left empty"),
+])
+def test_one_unreadable_cell_costs_that_cell_not_the_notebook(tmp_path, db_url, damage, said):
+    # nbformat refuses a whole notebook for one such cell: it was "not a readable notebook", 0 for everything
+    path = tmp_path / "nb.ipynb"
+    path.write_text(_damage(answered_nb(), damage))
+    sub = sanitise(path, CHAPTER, NOTEBOOK, db_url)
+    (_, src_x), (_, src_y) = _graded(sub, "ex"), _graded(sub, "ey")
+    assert SECRET_X in src_x and SECRET_Y in src_y
+    assert said in sub.notes
+
+
+@pytest.mark.parametrize("text, said", [("[]", "its JSON is a list"), ("null", "its JSON is null")])
+def test_json_that_is_not_an_object_is_refused_in_one_line(tmp_path, db_url, text, said):
+    path = tmp_path / "nb.ipynb"
+    path.write_text(text)
+    with pytest.raises(SanitiseError, match=said):
+        sanitise(path, CHAPTER, NOTEBOOK, db_url)
