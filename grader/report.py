@@ -36,6 +36,13 @@ def report(course: Course, chapter: str) -> tuple[Path, Path]:
     import matplotlib
 
     matplotlib.use("Agg")
+    # Plot labels quote reasons, which quote a learner's error text: never read "$...$" in it as mathtext (a
+    # malformed one raised when the figure was drawn and stopped the report for the whole class).
+    with matplotlib.rc_context({"text.parse_math": False}):
+        return _report(course, chapter)
+
+
+def _report(course: Course, chapter: str) -> tuple[Path, Path]:
     from matplotlib.figure import Figure
 
     records: list[GradeRecord] = [r for s in course.students(chapter) if (r := load_record(course, s, chapter))]

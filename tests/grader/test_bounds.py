@@ -171,3 +171,23 @@ def test_html_cleaning_and_feedback_stay_bounded_on_what_bleach_parses_slowly(tm
     assert time.monotonic() - start < 10
     text = page.read_text()
     assert "2 / 5 for the chapter" in text and "note 1" in text and "are not shown" in text
+
+
+@pytest.mark.parametrize("evalue", ["$\\frac{$", "$x^{" + "{" * 40 + "$"])
+def test_a_learners_error_text_in_a_reason_does_not_stop_the_report(tmp_path, evalue):
+    # A reason quotes a visible check's error (the learner's own text); matplotlib read "$...$" in a plot label as
+    # mathtext, and a malformed one (ParseException, RecursionError) stopped the report for the whole class.
+    from grader.report import report
+
+    course = Course(tmp_path)
+    for student in ("ann", "bob"):
+        (course.submitted / student / CHAPTER).mkdir(parents=True)
+        rec = {"student": student, "chapter": CHAPTER, "seed": 1, "submission": "h", "submitted_at": None,
+               "score": 0, "max_score": 2, "flags": [], "runs": {}, "graded_at": "now", "exercises": [
+                   {"grade_id": "ex", "notebook": "nb", "max_points": 2, "score": 0, "status": "failed",
+                    "reason": f"ValueError: {evalue}", "flags": []}]}
+        folder = course.autograded / student / CHAPTER
+        folder.mkdir(parents=True)
+        (folder / ".torchcourse-grade.json").write_text(json.dumps(rec))
+    csv_path, html_path = report(course, CHAPTER)
+    assert "ValueError" in html_path.read_text() and csv_path.read_text().count("\n") == 3
