@@ -7,10 +7,11 @@ notebooks formgrader renders) is sanitised with maintained libraries, never a ha
   Notebook-level widget state, which nbconvert would turn into script tags, is dropped too.
 * `safe_html(html)`: bleach over a page body nbconvert rendered, with the same inert tags plus the
   ones nbconvert's own layout uses; images only as PNG/JPEG data.
-* Markdown (markdown cells, text/markdown outputs): cleaning its source as HTML cannot see the links and
-  images Markdown syntax makes, and nbconvert's renderer (the one formgrader uses) lets `javascript:` URLs
-  through. Markdown whose rendering has a link or an image is stored as that rendering, cleaned by
-  `safe_html`, in one HTML block that Markdown passes through unchanged (it shows the same).
+* Markdown (markdown cells, text/markdown outputs): cleaning its source as HTML cannot see what Markdown
+  makes of it: links (nbconvert's renderer, the one formgrader uses, lets `javascript:` URLs through) and
+  HTML split at a blank line (a tag's attribute left open swallows the next tag's text as attributes, an
+  `onfocus` among them). Markdown whose rendering bleach would change is stored as that rendering, cleaned
+  by `safe_html`, in one HTML block that Markdown passes through unchanged (it shows the same).
 """
 
 from __future__ import annotations
@@ -96,7 +97,6 @@ def _sanitizer():
                     safe_output_keys=SAFE_OUTPUT_KEYS, sanitized_output_types={"text/html", "text/markdown"})
 
 
-_URL_ATTRIBUTE = re.compile(r"\s(?:href|src)=")
 _BLANK_LINE = re.compile(r"\n[ \t]*\n")
 
 
@@ -107,7 +107,7 @@ def _render_markdown(text: str, attachments: dict | None = None) -> str:
 
 
 def _inert_markdown(text: str, attachments: dict | None = None) -> str:
-    """`text` (Markdown, its HTML already cleaned) as it is when `safe_html` keeps every URL its rendering has;
+    """`text` (Markdown, its HTML already cleaned) as it is when its rendering is already as `safe_html` leaves it;
     else that rendering cleaned by `safe_html`, as one HTML block (no blank line in it: `&#10;` is the same
     newline), which Markdown renders as is. If it would not (checked), or cannot be rendered, the text escaped."""
     escaped = as_text(text, HTML_CHARS)
@@ -116,7 +116,7 @@ def _inert_markdown(text: str, attachments: dict | None = None) -> str:
     except Exception:  # e.g. a missing attachment: nbconvert could not render it in formgrader either
         return escaped
     cleaned = safe_html(rendered)
-    if len(_URL_ATTRIBUTE.findall(cleaned)) == len(_URL_ATTRIBUTE.findall(rendered)):
+    if cleaned == rendered:  # already as bleach leaves it: formgrader renders the same clean HTML
         return text
     block = "<div>" + _BLANK_LINE.sub("\n&#10;", cleaned).strip() + "</div>"
     if _BLANK_LINE.search(block) or _render_markdown(block).strip() != block:

@@ -39,6 +39,9 @@ MARKDOWN = (f"[a javascript link]({JS_LINK}(['md-link'])) [an entity link](javas
             f"[a reference link][r]\n\n[r]: {JS_LINK}(['md-ref'])\n\n"
             f"A note <script>{PWN}(['markdown-cell'])</script> <img src=z onerror=\"{PWN}(['markdown-img'])\"> "
             f"[a link](javascript:{PWN}(['js-link']))")
+# Clean as HTML, but Markdown ends the <p> block at the blank line inside its title: the attribute left open takes
+# the <i>'s title text as the <p>'s attributes, focused at once.
+SPLIT = f'<p title="\n\n"></p>\n\n<i title=" autofocus tabindex=1 onfocus={JS_LINK[11:]}([\'md-split\'])// ">i</i>'
 
 
 def _formgrader_html(nb) -> str:
@@ -67,7 +70,8 @@ def pages(tmp_path_factory):
 
     root = fixture_course(tmp_path_factory.mktemp("noscript"))
     nb = nbformat.read(str(CASES / "honest-correct.ipynb"), as_version=4)
-    nb.cells += [nbformat.v4.new_code_cell(CODE), nbformat.v4.new_markdown_cell(MARKDOWN)]
+    nb.cells += [nbformat.v4.new_code_cell(CODE), nbformat.v4.new_markdown_cell(MARKDOWN),
+                 nbformat.v4.new_markdown_cell(SPLIT)]
     src = tmp_path_factory.mktemp("src") / "a-basics.ipynb"
     nbformat.write(nb, str(src))
     submit(root, "alice", {"a-basics.ipynb": src, "b-more.ipynb": CASES / "correct-b-more.ipynb"})
@@ -81,7 +85,8 @@ def pages(tmp_path_factory):
     formgrader = root / "formgrader-a-basics.html"
     formgrader.write_text(_formgrader_html(graded), encoding="utf-8")
     # The control: the same outputs as the sandbox returned them, rendered the same way, not sanitised.
-    control = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(MARKDOWN), nbformat.v4.new_code_cell(
+    control = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(MARKDOWN), nbformat.v4.new_markdown_cell(
+        SPLIT), nbformat.v4.new_code_cell(
         CODE, outputs=[nbformat.v4.new_output("display_data", data=d) for d in (
             {"text/html": f"<script>{PWN}(['html-script'])</script><img src=x onerror=\"{PWN}(['onerror'])\">"},
             {"application/javascript": f"{PWN}(['javascript-mime'])"},
@@ -115,7 +120,7 @@ def test_no_learner_script_runs_on_the_feedback_page_or_in_formgraders_view(page
     # both are checked below as dropped from the outputs.)
     ran = set(_ran(browser, pages["control"]))
     assert ran >= {"html-script", "onerror", "markdown-cell", "markdown-img", "md-link", "md-entity", "md-ref",
-                   "markdown-output-link"}, ran
+                   "markdown-output-link", "md-split"}, ran
     assert _ran(browser, pages["feedback"]) == []
     assert _ran(browser, pages["formgrader"]) == []
     # What is left of the outputs is inert: HTML text kept, script MIME types and SVG dropped.
