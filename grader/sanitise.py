@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import stat
 from dataclasses import dataclass
 from functools import lru_cache
@@ -34,6 +35,7 @@ from types import SimpleNamespace
 import nbformat
 from nbformat import NotebookNode
 
+CELL_ID = re.compile(r"[a-zA-Z0-9_-]{1,64}")  # nbformat 4.5's schema
 MAX_BYTES = 256 * 2**20   # a notebook larger than this is refused (outputs are cleared anyway)
 log = logging.getLogger("grader.sanitise")
 # nbgrader's preprocessors log every restored cell, and jsonschema's whole report on invalid metadata: what
@@ -88,8 +90,8 @@ def _repair_cells(d: object, notes: list[str]) -> object:
         if not (type(src) is str or (type(src) is list and all(type(x) is str for x in src))):
             notes.append(f"cell {i + 1}: its source is not text; emptied")
             cell["source"] = ""
-        if "id" in cell and type(cell["id"]) is not str:
-            del cell["id"]  # nbgrader's DeduplicateIds gives it a new one
+        if "id" in cell and not (type(cell["id"]) is str and CELL_ID.fullmatch(cell["id"])):
+            del cell["id"]  # a new one is given; one nbformat's schema refuses cost the notebook's outputs
     if d["cells"] and replaced == len(d["cells"]):
         raise SanitiseError("not a readable notebook (none of its cells is a notebook cell)")
     return d

@@ -140,3 +140,13 @@ def test_json_that_is_not_an_object_is_refused_in_one_line(tmp_path, db_url, tex
     path.write_text(text)
     with pytest.raises(SanitiseError, match=said):
         sanitise(path, CHAPTER, NOTEBOOK, db_url)
+
+
+def test_a_cell_id_the_schema_refuses_is_replaced_not_the_outputs_lost(tmp_path, db_url):
+    # nbformat's schema refuses the autograded notebook for one such id, and its outputs were all left out
+    from grader.autograde import _valid_beside_outputs
+
+    path = tmp_path / "nb.ipynb"
+    path.write_text(_damage(answered_nb(), (0, "id", "not an id!")))
+    sub = sanitise(path, CHAPTER, NOTEBOOK, db_url)
+    assert sub.nb.cells[0].get("id") != "not an id!" and _valid_beside_outputs(sub.nb, sub.code_cells)
