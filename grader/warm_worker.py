@@ -902,6 +902,9 @@ def _run_hidden(source: str, nonce: str, state: dict, check, collect, user_ns: d
 # setresuid(2) as a raw system call changes only the calling thread's ids (glibc's wrapper changes every
 # thread's); its number where this is known, else the fork below is used.
 SYS_SETRESUID = {"x86_64": 117, "aarch64": 147}.get(os.uname().machine)
+SYS_KEYCTL = {"x86_64": 250, "aarch64": 219}.get(os.uname().machine)
+KEYCTL_CLEAR, KEYCTL_GET_PERSISTENT = 7, 22
+KEY_SPEC_THREAD_KEYRING, KEY_SPEC_USER_KEYRING, KEY_SPEC_USER_SESSION_KEYRING = -1, -4, -5
 
 
 def _kill_uid(uid: int | None, pid: int) -> None:
@@ -916,22 +919,19 @@ def _kill_uid(uid: int | None, pid: int) -> None:
         import threading
 
         done: list[bool] = []
-        helper = threading.Thread(target=_kill_as, args=(uid, done))
+        helper = threading.Thread(target=_kill_as, args=(uid, pid, done))
         helper.start()
         helper.join()
         if done:
-            if done[0]:
-                _wait_dead(uid, pid)
             return
     helper = os.fork()  # a whole copy of this process: about 10 ms more than the thread above
     if helper == 0:
         try:
             os.setresuid(uid, uid, uid)
-            os.kill(-1, signal.SIGKILL)  # every process this uid may signal, except this one
+            _kill_wait_clear(uid, pid)
         finally:
             os._exit(0)
     os.waitpid(helper, 0)
-    _wait_dead(uid, pid)
 
 
 KILL_WAIT = 2.0  # seconds the worker waits for a job's killed processes to finish dying
@@ -962,19 +962,44 @@ def _wait_dead(uid: int, pid: int) -> None:
         time.sleep(0.002)
 
 
-def _kill_as(uid: int, done: list[bool]) -> None:
+def _kill_as(uid: int, pid: int, done: list[bool]) -> None:
     """In a thread of its own: take the job's uid as real and effective id (this thread only; the process's
     main thread, which signals to the worker are checked against, stays root), kill every process that uid
-    may signal but this one, and end; the thread's ids go with it. The saved id stays 0, so that the ids
+    may signal but this one, wait for them to die, empty the uid's keyrings, and end; the thread's ids go
+    with it. The saved id stays 0, so that the ids
     could be restored; the effective capabilities are gone while the uid is the job's, so the kill reaches
     the job's processes and no others."""
     if _libc.syscall(SYS_SETRESUID, uid, uid, 0) != 0:
         return
+    _kill_wait_clear(uid, pid)
+    done.append(True)
+
+
+def _kill_wait_clear(uid: int, pid: int) -> None:
+    """As the job's uid: kill every process that uid may signal but the caller, wait until they are gone,
+    then empty the uid's keyrings (once nothing of the job can add a key to them any more)."""
     try:
         os.kill(-1, signal.SIGKILL)
-        done.append(True)  # something was killed: `_wait_dead` waits for it to be gone
+        _wait_dead(uid, pid)
     except OSError:
-        done.append(False)  # ESRCH: nothing of the job was left
+        pass  # ESRCH: nothing of the job was left
+    _clear_keys()
+
+
+def _clear_keys() -> None:
+    """With the job's uid as the calling thread's: empty the kernel keyrings kept per uid, not per process,
+    so that they outlive the job's last process (the user and user-session keyrings, and the persistent
+    keyring, which lives for days). The next job runs as the same uid: a key left in them by one job was
+    readable by the next (issue 17). A key no keyring holds any longer is freed by the kernel."""
+    if SYS_KEYCTL is None:
+        return
+    # The persistent keyring is reached only by linking it somewhere, and only its possessor may change it:
+    # linked into this thread's own keyring (made for it, gone with the thread), it is possessed.
+    persistent = _libc.syscall(SYS_KEYCTL, KEYCTL_GET_PERSISTENT, -1, KEY_SPEC_THREAD_KEYRING)
+    if persistent > 0:
+        _libc.syscall(SYS_KEYCTL, KEYCTL_CLEAR, persistent)
+    _libc.syscall(SYS_KEYCTL, KEYCTL_CLEAR, KEY_SPEC_USER_KEYRING)
+    _libc.syscall(SYS_KEYCTL, KEYCTL_CLEAR, KEY_SPEC_USER_SESSION_KEYRING)
 
 
 def _sweep(uid: int | None) -> None:

@@ -2,8 +2,8 @@
 
 One warm worker grades, in this order, a student who leaves every residue a job can (SysV
 shared memory touched so that it is charged, a SysV message queue holding a message, a SysV
-semaphore set, POSIX shared memory, a POSIX message queue, a background process, and temp
-files until its temp space is full), then a student who answers correctly and probes for
+semaphore set, POSIX shared memory, a POSIX message queue, keys in the keyrings the kernel keeps
+per uid, a background process, and temp files until its temp space is full), then a student who answers correctly and probes for
 that residue, then an honest student. The honest ones must get full marks, and the probe
 must find nothing: IPC of a job lives and dies with the job, and so does its temp space.
 """
@@ -58,6 +58,12 @@ try:
     did["background"] = "started"
 except OSError as e:
     did["background"] = str(e)
+# Keys in the keyrings the kernel keeps per uid (the next job runs as the same uid): the user and
+# user-session keyrings and the persistent one (keyctl 22), which all outlive the job's processes.
+sys_add_key, sys_keyctl = {{"x86_64": (248, 250), "aarch64": (217, 219)}}.get(os.uname().machine, (-1, -1))
+persistent = libc.syscall(sys_keyctl, 22, -1, -3)
+for name, ring in (("u", -4), ("us", -5), ("p", persistent)):
+    did["key " + name] = libc.syscall(sys_add_key, b"user", b"residue-" + name.encode(), b"secret", 6, ring)
 with open("note.txt", "w") as f:
     f.write("secret")
 written = 0
@@ -93,6 +99,10 @@ seen["posix mq"] = rt.mq_open(b"/residue", os.O_RDONLY, 0, None)
 seen["dev shm"] = sorted(os.listdir("/dev/shm"))
 seen["here"] = sorted(n for n in os.listdir(".") if n.startswith(("fill-", "note")))
 seen["tmp"] = sorted(n for n in os.listdir(os.environ.get("TMPDIR", "/tmp")) if n.startswith(("fill-", "note")))
+sys_keyctl = {{"x86_64": 250, "aarch64": 219}}.get(os.uname().machine, -1)
+persistent = libc.syscall(sys_keyctl, 22, -1, -3)
+for name, ring in (("u", -4), ("us", -5), ("p", persistent)):
+    seen["key " + name] = libc.syscall(sys_keyctl, 10, ring, b"user", b"residue-" + name.encode(), 0)  # SEARCH
 st = os.statvfs(".")
 seen["free MB"] = st.f_bavail * st.f_frsize >> 20
 me = os.getuid()
@@ -165,6 +175,7 @@ def test_the_residue_was_made_and_the_filler_is_recorded(graded, sandbox_facilit
     did = _printed(course, "a-residue", "RESIDUE")
     assert did["sysv shm"] >= 0 and did["sysv msg"] >= 0 and did["sysv sem"] >= 0, did
     assert did["background"] == "started", did
+    assert did["key u"] > 0 and did["key us"] > 0 and did["key p"] > 0, did
     rec = records["a-residue"]
     assert rec["score"] == rec["max_score"] == 6, json.dumps(rec, indent=1)   # its own answers still count
     assert not rec["grader_errors"], rec["grader_errors"]
@@ -180,6 +191,7 @@ def test_nothing_of_the_residue_reaches_the_next_job(graded, sandbox_facilities)
     assert seen["processes of my uid"] == [], seen
     assert seen["here"] == [] and seen["tmp"] == [], seen
     assert "residue" not in seen["dev shm"], seen
+    assert seen["key u"] == seen["key us"] == seen["key p"] == -1, seen   # kept per uid, emptied after each job
     if "per-job" in " ".join(sandbox_facilities.missing):
         pytest.skip("no per-job IPC namespace here: " + "; ".join(sandbox_facilities.missing))
     for kind in ("shm", "msg", "sem"):
