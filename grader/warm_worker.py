@@ -1371,6 +1371,15 @@ class _JobRun:
         except OSError:
             pass
         _kill_uid(self.spec.get("uid"), self.pid)
+        if self.spec.get("uid") is not None:
+            # The job's folder outside its temp space is its uid's, and is removed by the grader only while the
+            # next job, run as the same uid, already runs: that job could enter it (the name is predictable),
+            # read what was left there and write outside its own temp space. Root's from here on.
+            try:
+                os.chown(self.spec["dir"], 0, 0)
+                os.chmod(self.spec["dir"], 0o700)
+            except OSError:
+                pass
         _, wstatus = os.waitpid(self.pid, 0)
         _sweep(self.spec.get("uid"))
         for fd in (self.pidfd, self.res_r, self.cmd_w, self.results):

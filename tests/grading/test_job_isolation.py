@@ -199,3 +199,32 @@ def test_nothing_of_the_residue_reaches_the_next_job(graded, sandbox_facilities)
         assert seen[f"sysv {kind} by key"] == -1, seen
     assert seen["posix mq"] == -1, seen
     assert seen["free MB"] >= TMP_MB - 8, seen   # a fresh temp space, not the filler's
+
+
+# The job before, as a pool leaves it: answered, its folder not yet removed (a pool removes it while the next
+# job runs). Its folder outside its temp space has a predictable name, and the next job runs as the same uid.
+ENTER_LAST = """
+import os
+last = "/jobs/j1"
+try:
+    os.chdir(last)
+    print("entered", sorted(os.listdir(".")))
+    with open("escaped.bin", "wb") as f:
+        f.write(b"x" * (1 << 20))
+    print("wrote outside its temp space")
+except OSError as e:
+    print("refused", e.strerror)
+"""
+
+
+def test_a_job_cannot_enter_the_folder_of_the_job_before(sandbox_facilities):
+    from grader.sandbox import Limits, SandboxWorker
+
+    if not sandbox_facilities.drop_uid:
+        pytest.skip("no uid of its own for a job here: " + "; ".join(sandbox_facilities.missing))
+    with SandboxWorker(Limits(cell_timeout=10, budget=30)) as w:
+        first = w.dispatch(["import subprocess\nsubprocess.run(['echo', 'secret of the job before'])"], seed=1)
+        second = w.run([ENTER_LAST], seed=2)
+        w.collect(first)
+    text = "".join(o.get("text", "") for o in second.cells[0].outputs)
+    assert text.startswith("refused"), text
