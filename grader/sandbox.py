@@ -6,7 +6,7 @@ namespaces, a filesystem made only of /usr, the virtual environment, the course 
 and one job folder, so the gradebook, solutions/, references and other submissions are
 simply absent. Each job is a fresh forked child of the worker that drops to a uid of its
 own with no capabilities, under memory, CPU-time, process-count and file-size limits and
-per-cell and per-notebook wall budgets, in IPC and mount namespaces of its own: its folder
+per-cell and per-notebook wall budgets, in IPC, mount and network namespaces of its own: its folder
 and /dev/shm are one tmpfs of `Limits.tmp_mb`, gone with the job like its shared memory,
 message queues and semaphores.
 
@@ -115,10 +115,11 @@ def _bwrap_works(bwrap: str) -> bool:
 
 
 def _job_namespaces_work() -> bool:
-    """Can a process here make the IPC and mount namespaces and the tmpfs each job gets (root, unshare)?"""
+    """Can a process here make the IPC, mount and network namespaces and the tmpfs each job gets (root)?"""
     with tempfile.TemporaryDirectory(prefix="torchcourse-probe-") as d:
         try:
-            done = subprocess.run(["unshare", "--ipc", "--mount", "--propagation", "private", "mount", "-t", "tmpfs",
+            done = subprocess.run(["unshare", "--ipc", "--mount", "--net", "--propagation", "private", "mount", "-t",
+                                   "tmpfs",
                                    "-o", "size=1m", "tmpfs", d], capture_output=True, timeout=10)
         except (OSError, subprocess.TimeoutExpired):
             return False
@@ -164,9 +165,10 @@ def facilities() -> Facilities:
                        "in total")
     job_ns = root and _job_namespaces_work()
     if not job_ns:
-        missing.append("no per-job IPC and mount namespaces (needs root and unshare): a job's shared memory, "
-                       "message queues, semaphores and temp files are removed after it by uid, not torn down "
-                       "with it, and its temp space is limited per file, not in total")
+        missing.append("no per-job IPC, mount and network namespaces (needs root and unshare): a job's shared "
+                       "memory, message queues, semaphores and temp files are removed after it by uid, not torn down "
+                       "with it, a port it left in TIME_WAIT is still taken in the next job, and its temp space is "
+                       "limited per file, not in total")
     if not (root and hostlimits.oom_adjust_works()):
         missing.append("the sandbox worker cannot be protected from the kernel's OOM killer (its OOM score "
                        "cannot be lowered without CAP_SYS_RESOURCE): a job that runs out of memory may cost "
@@ -517,7 +519,7 @@ class SandboxWorker:
         why = ready.get("job_ns")
         self.isolate = self.fac.job_ns and why == ""
         if self.fac.job_ns and not self.isolate:
-            warnings.warn(f"sandbox: the worker cannot give each job IPC and mount namespaces of its own "
+            warnings.warn(f"sandbox: the worker cannot give each job IPC, mount and network namespaces of its own "
                           f"({str(why)[:300] if type(why) is str else 'it did not say'}): a job's shared memory, "
                           "queues and temp files are removed after it by uid, and its temp space is limited per "
                           "file, not in total", SandboxWarning, stacklevel=2)

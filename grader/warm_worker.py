@@ -144,6 +144,10 @@ CLONE_NEWNET = 0x40000000
 CLONE_NEWNS = 0x00020000
 CLONE_NEWIPC = 0x08000000
 MS_NOSUID, MS_NODEV, MS_BIND, MS_REC, MS_PRIVATE = 0x2, 0x4, 0x1000, 0x4000, 0x40000
+# A job's own namespaces (`_fresh_job_space`): the network one too, since the worker's outlived each job's
+# sockets (a loopback port one job left in TIME_WAIT was still taken in the next).
+JOB_NAMESPACES = CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWNET
+SIOCGIFFLAGS, SIOCSIFFLAGS, IFF_UP = 0x8913, 0x8914, 0x1
 PR_SET_NO_NEW_PRIVS = 38
 PR_SET_PDEATHSIG = 1
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -629,15 +633,17 @@ def _mount(source: str, target: str, fstype: str | None, flags: int, options: st
 
 
 def _fresh_job_space(jobdir: str, tmp_mb: int, uid: int | None, gid: int | None) -> None:
-    """Give this job an IPC namespace and a temp space of its own, both torn down with the job.
+    """Give this job IPC and network namespaces and a temp space of its own, all torn down with the job.
 
     A new IPC namespace holds the job's SysV shared memory, message queues and semaphores and its POSIX
-    message queues; a new mount namespace holds one tmpfs of `tmp_mb` MB that backs the job's folder and
-    /dev/shm together, so their total is bounded. When the job's last process exits, both namespaces
-    go and everything in them is freed: nothing is left for the next job to read, and no memory stays
-    charged to the warm worker. Runs as root, before the uid is dropped."""
-    if _libc.unshare(CLONE_NEWNS | CLONE_NEWIPC) != 0:
-        raise OSError(ctypes.get_errno(), "unshare(CLONE_NEWNS | CLONE_NEWIPC) failed")
+    message queues; a new network namespace its sockets (with a loopback of its own); a new mount namespace
+    holds one tmpfs of `tmp_mb` MB that backs the job's folder and /dev/shm together, so their total is
+    bounded. When the job's last process exits, the namespaces go and everything in them is freed: nothing
+    is left for the next job to read, and no memory stays charged to the warm worker.
+    Runs as root, before the uid is dropped."""
+    if _libc.unshare(JOB_NAMESPACES) != 0:
+        raise OSError(ctypes.get_errno(), "unshare(CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWNET) failed")
+    _loopback_up()
     _mount("none", "/", None, MS_REC | MS_PRIVATE)  # nothing mounted here reaches the worker
     # The chapter's data files the grader put beside the cells (job.json is the worker's, raw.out the output's).
     data = {}
@@ -670,8 +676,20 @@ def _fresh_job_space(jobdir: str, tmp_mb: int, uid: int | None, gid: int | None)
         os.close(fd)
 
 
+def _loopback_up() -> None:
+    """Bring up the loopback interface of a new network namespace (it starts down): lessons talk to
+    127.0.0.1 (chapter 3's gloo), as they did in the worker's namespace."""
+    import fcntl
+    import socket
+    import struct
+
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        flags = struct.unpack_from("16sH", fcntl.ioctl(s, SIOCGIFFLAGS, struct.pack("16sH14x", b"lo", 0)))[1]
+        fcntl.ioctl(s, SIOCSIFFLAGS, struct.pack("16sH14x", b"lo", flags | IFF_UP))
+
+
 def _job_namespaces_here() -> str:
-    """"" when a job child here can make what `_fresh_job_space` makes (IPC and mount namespaces, a tmpfs),
+    """"" when a job child here can make what `_fresh_job_space` makes (IPC, mount, network namespaces, a tmpfs),
     else why not. Probed once, at start, in a throw-away child: the grader's own probe ran outside the
     sandbox, and inside it a capability may be missing."""
     r, w = os.pipe()
@@ -680,8 +698,9 @@ def _job_namespaces_here() -> str:
         code = 0
         try:
             os.close(r)
-            if _libc.unshare(CLONE_NEWNS | CLONE_NEWIPC) != 0:
-                raise OSError(ctypes.get_errno(), "unshare(CLONE_NEWNS | CLONE_NEWIPC) failed")
+            if _libc.unshare(JOB_NAMESPACES) != 0:
+                raise OSError(ctypes.get_errno(), "unshare(CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWNET) failed")
+            _loopback_up()
             _mount("none", "/", None, MS_REC | MS_PRIVATE)
             _mount("tmpfs", os.getcwd(), "tmpfs", MS_NOSUID | MS_NODEV, "size=1m")
         except BaseException as exc:

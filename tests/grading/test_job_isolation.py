@@ -3,9 +3,10 @@
 One warm worker grades, in this order, a student who leaves every residue a job can (SysV
 shared memory touched so that it is charged, a SysV message queue holding a message, a SysV
 semaphore set, POSIX shared memory, a POSIX message queue, keys in the keyrings the kernel keeps
-per uid, a background process, and temp files until its temp space is full), then a student who answers correctly and probes for
-that residue, then an honest student. The honest ones must get full marks, and the probe
-must find nothing: IPC of a job lives and dies with the job, and so does its temp space.
+per uid, a loopback port in TIME_WAIT, a background process, and temp files until its temp space
+is full), then a student who answers correctly and probes for that residue, then an honest
+student. The honest ones must get full marks, and the probe must find nothing: IPC and sockets of
+a job live and die with the job, and so does its temp space.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from tests.helpers.course import CASES, CHAPTER, fixture_course, submit
 pytestmark = pytest.mark.grading
 
 KEY = 0x7C0FFEE
+PORT = 40417
 TMP_MB = 64
 
 # Run by learner code in the sandbox, in a Python subprocess of its own (ctypes in a notebook cell is itself
@@ -64,6 +66,16 @@ sys_add_key, sys_keyctl = {{"x86_64": (248, 250), "aarch64": (217, 219)}}.get(os
 persistent = libc.syscall(sys_keyctl, 22, -1, -3)
 for name, ring in (("u", -4), ("us", -5), ("p", persistent)):
     did["key " + name] = libc.syscall(sys_add_key, b"user", b"residue-" + name.encode(), b"secret", 6, ring)
+# A loopback port left in TIME_WAIT (its side closed first): the kernel keeps it for a minute.
+import socket
+try:
+    srv = socket.create_server(("127.0.0.1", {PORT}))
+    client = socket.create_connection(("127.0.0.1", {PORT}))
+    conn, _ = srv.accept()
+    conn.close(), client.recv(1), client.close(), srv.close()
+    did["time-wait"] = "made"
+except OSError as e:
+    did["time-wait"] = str(e)
 with open("note.txt", "w") as f:
     f.write("secret")
 written = 0
@@ -103,6 +115,14 @@ sys_keyctl = {{"x86_64": 250, "aarch64": 219}}.get(os.uname().machine, -1)
 persistent = libc.syscall(sys_keyctl, 22, -1, -3)
 for name, ring in (("u", -4), ("us", -5), ("p", persistent)):
     seen["key " + name] = libc.syscall(sys_keyctl, 10, ring, b"user", b"residue-" + name.encode(), 0)  # SEARCH
+import socket
+try:
+    probe = socket.socket()   # no SO_REUSEADDR: a port in TIME_WAIT is refused
+    probe.bind(("127.0.0.1", {PORT}))
+    probe.close()
+    seen["port"] = "free"
+except OSError as e:
+    seen["port"] = e.strerror
 st = os.statvfs(".")
 seen["free MB"] = st.f_bavail * st.f_frsize >> 20
 me = os.getuid()
@@ -175,6 +195,7 @@ def test_the_residue_was_made_and_the_filler_is_recorded(graded, sandbox_facilit
     did = _printed(course, "a-residue", "RESIDUE")
     assert did["sysv shm"] >= 0 and did["sysv msg"] >= 0 and did["sysv sem"] >= 0, did
     assert did["background"] == "started", did
+    assert did["time-wait"] == "made", did
     assert did["key u"] > 0 and did["key us"] > 0 and did["key p"] > 0, did
     rec = records["a-residue"]
     assert rec["score"] == rec["max_score"] == 6, json.dumps(rec, indent=1)   # its own answers still count
@@ -191,6 +212,7 @@ def test_nothing_of_the_residue_reaches_the_next_job(graded, sandbox_facilities)
     assert seen["processes of my uid"] == [], seen
     assert seen["here"] == [] and seen["tmp"] == [], seen
     assert "residue" not in seen["dev shm"], seen
+    assert seen["port"] == "free", seen   # the network namespace is the job's, not the worker's
     assert seen["key u"] == seen["key us"] == seen["key p"] == -1, seen   # kept per uid, emptied after each job
     if "per-job" in " ".join(sandbox_facilities.missing):
         pytest.skip("no per-job IPC namespace here: " + "; ".join(sandbox_facilities.missing))
