@@ -150,6 +150,7 @@ JOB_NAMESPACES = CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWNET
 SIOCGIFFLAGS, SIOCSIFFLAGS, IFF_UP = 0x8913, 0x8914, 0x1
 PR_SET_NO_NEW_PRIVS = 38
 PR_SET_PDEATHSIG = 1
+PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
 _libc = ctypes.CDLL(None, use_errno=True)
 
 
@@ -610,6 +611,42 @@ def _drop(spec: dict) -> None:
     os.setresuid(uid, uid, uid)
     if _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
         raise OSError(ctypes.get_errno(), "prctl(NO_NEW_PRIVS) failed")
+    _no_user_namespaces()
+
+
+# No user namespace for learner code (as Docker's default seccomp profile): in one of its own making a job was
+# root, and mounted a tmpfs of any size beside the temp space `_fresh_job_space` bounds. A seccomp filter
+# refuses unshare and clone with CLONE_NEWUSER (EPERM), and clone3, whose flags it cannot read (ENOSYS: glibc
+# then uses clone); a system call of another ABI (i386, x32) is refused too, so none goes around the filter.
+_SECCOMP = {"x86_64": (0xC000003E, 272, 56, 435), "aarch64": (0xC00000B7, 97, 220, 435)}.get(os.uname().machine)
+CLONE_NEWUSER = 0x10000000
+
+
+def _no_user_namespaces() -> None:
+    if _SECCOMP is None:
+        return  # an architecture whose numbers are not known here: the job may make user namespaces
+    import struct
+
+    arch, unshare, clone, clone3 = _SECCOMP
+    allow, eperm, enosys = 0x7FFF0000, 0x00050000 | 1, 0x00050000 | 38
+    ld, jeq, jge, jset, ret = 0x20, 0x15, 0x35, 0x45, 0x06
+    prog = [
+        (ld, 0, 0, 4), (jeq, 1, 0, arch), (ret, 0, 0, eperm),   # [4]: the ABI; another one is refused
+        (ld, 0, 0, 0), (jge, 0, 1, 0x40000000), (ret, 0, 0, eperm),  # [0]: the number; x32's are refused
+        (jeq, 0, 1, clone3), (ret, 0, 0, enosys),
+        (jeq, 1, 0, unshare), (jeq, 0, 3, clone),
+        (ld, 0, 0, 16), (jset, 0, 1, CLONE_NEWUSER), (ret, 0, 0, eperm),  # [16]: the flags (low 32 bits)
+        (ret, 0, 0, allow),
+    ]
+    code = b"".join(struct.pack("HBBI", *ins) for ins in prog)
+    filt = ctypes.create_string_buffer(code, len(code))
+
+    class Prog(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+    fprog = Prog(len(prog), ctypes.addressof(filt))
+    if _libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_SECCOMP) failed")
 
 
 def _limits(spec: dict) -> None:

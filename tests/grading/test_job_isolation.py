@@ -3,10 +3,11 @@
 One warm worker grades, in this order, a student who leaves every residue a job can (SysV
 shared memory touched so that it is charged, a SysV message queue holding a message, a SysV
 semaphore set, POSIX shared memory, a POSIX message queue, keys in the keyrings the kernel keeps
-per uid, a loopback port in TIME_WAIT, a background process, and temp files until its temp space
-is full), then a student who answers correctly and probes for that residue, then an honest
-student. The honest ones must get full marks, and the probe must find nothing: IPC and sockets of
-a job live and die with the job, and so does its temp space.
+per uid, a loopback port in TIME_WAIT, a background process, temp files until its temp space is
+full, and a tmpfs of its own in a user namespace), then a student who answers correctly and
+probes for that residue, then an honest student. The honest ones must get full marks, and the
+probe must find nothing: IPC and sockets of a job live and die with the job, and so does its temp
+space.
 """
 
 from __future__ import annotations
@@ -76,6 +77,15 @@ try:
     did["time-wait"] = "made"
 except OSError as e:
     did["time-wait"] = str(e)
+# A temp space of its own beyond its limit: a tmpfs mounted in a user namespace of the job's making.
+try:
+    done = subprocess.run(["unshare", "--user", "--map-root-user", "--mount", "sh", "-c",
+                           "mkdir own && mount -t tmpfs -o size=512m none own && head -c 50000000 /dev/zero > own/a "
+                           "&& head -c 50000000 /dev/zero > own/b && echo filled"],   # 100 MB, > TMP_MB
+                          capture_output=True, text=True, timeout=60)
+    did["own tmpfs"] = (done.stdout + done.stderr).strip()[-300:]
+except OSError as e:
+    did["own tmpfs"] = str(e)
 with open("note.txt", "w") as f:
     f.write("secret")
 written = 0
@@ -200,6 +210,8 @@ def test_the_residue_was_made_and_the_filler_is_recorded(graded, sandbox_facilit
     rec = records["a-residue"]
     assert rec["score"] == rec["max_score"] == 6, json.dumps(rec, indent=1)   # its own answers still count
     assert not rec["grader_errors"], rec["grader_errors"]
+    if sandbox_facilities.drop_uid:   # no user namespace of its own, so no mount of its own either
+        assert "filled" not in did["own tmpfs"], did
     if "per-job" in " ".join(sandbox_facilities.missing):
         pytest.skip("no per-job temp space here: " + "; ".join(sandbox_facilities.missing))
     assert did["fill"].endswith("then No space left on device"), did
