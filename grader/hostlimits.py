@@ -3,13 +3,15 @@ OOM score that makes the kernel kill a job rather than the worker.
 
 cgroup v2 (the unified hierarchy, on every current distribution) is used through a *delegated subtree*: the
 cgroup this process is in must let it create children with the memory and pids controllers (systemd's
-`Delegate=yes`, a container runtime's own cgroup, or the root of the hierarchy). A process that is not in
-such a cgroup gets no v2 caps, and `grader.sandbox.facilities()` says so, as for every missing facility.
-Hosts on the older v1 hierarchy keep the v1 cgroups in grader.sandbox.
+`Delegate=yes`, a container runtime's own cgroup, or the root of the hierarchy; the grader moves itself into a
+leaf of a delegated cgroup, which may hand controllers down only while it holds no process). A process that is
+not in such a cgroup, or shares it with other processes, gets no v2 caps, and `grader.sandbox.facilities()`
+says so, as for every missing facility. Hosts on the older v1 hierarchy keep the v1 cgroups in grader.sandbox.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import subprocess
 import sys
@@ -45,12 +47,20 @@ def own_cgroup() -> Path | None:
     return None
 
 
+LEAF = "torchcourse-grader"  # where this process moves itself in a delegated cgroup (`delegated_parent`)
+
+
 def delegated_parent() -> Path | None:
     """A cgroup v2 directory where this process may create children with memory and pids caps, or None.
 
-    That is this process's own cgroup when its memory and pids controllers are enabled for children
-    (or can be: always at the root of the hierarchy, where processes may stay)."""
+    That is this process's own cgroup when its memory and pids controllers are enabled for children, or can
+    be: at the root of the hierarchy, and in a delegated cgroup (a systemd scope or service with Delegate=yes,
+    a container's cgroup) once this process has left it for a leaf of its own, `LEAF`. cgroup v2 hands
+    controllers to the children of a cgroup other than the root only while no process is in it: with the
+    grader in it, enabling them failed (EBUSY), and every such host got no caps."""
     own = own_cgroup()
+    if own is not None and own.name == LEAF:
+        own = own.parent  # moved there by an earlier call: the delegated cgroup is the one above
     if own is None or not os.access(own, os.W_OK):
         return None
     try:
@@ -58,7 +68,16 @@ def delegated_parent() -> Path | None:
             return None  # not delegated to us (a hybrid host's v2 tree often has no memory controller)
         control = own / "cgroup.subtree_control"
         if not set(CONTROLLERS) <= set(control.read_text().split()):
-            control.write_text(" ".join(f"+{c}" for c in CONTROLLERS))  # EBUSY if we are not allowed to
+            enable = " ".join(f"+{c}" for c in CONTROLLERS)
+            try:
+                control.write_text(enable)
+            except OSError as exc:
+                if exc.errno != errno.EBUSY:
+                    raise
+                leaf = own / LEAF  # systemd's rule for a delegated cgroup: processes only in its leaves
+                leaf.mkdir(exist_ok=True)
+                (leaf / "cgroup.procs").write_text(str(os.getpid()))
+                control.write_text(enable)  # EBUSY again if another process is in `own`: no caps, reported
         return own if set(CONTROLLERS) <= set(control.read_text().split()) else None
     except OSError:
         return None

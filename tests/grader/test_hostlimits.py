@@ -68,3 +68,54 @@ def test_cgroup_caps_are_v2_where_delegated_else_reported():
         child.kill()
         hostlimits.remove(d)
     assert not d.exists()
+
+
+# A delegated cgroup v2 subtree as systemd gives one (a scope or service with Delegate=yes) or a container runtime
+# does: the controllers are available in the grader's own cgroup, which holds the grader itself. cgroup v2 lets a
+# cgroup other than the root hand controllers to its children only while no process is in it.
+IN_DELEGATED = """
+import json, sys
+from grader import hostlimits
+hostlimits.CONTROLLERS = tuple(sys.argv[2].split(","))
+parent = hostlimits.delegated_parent()
+again = hostlimits.delegated_parent()   # asked again (facilities(), then each worker): the same answer
+print(json.dumps({"parent": str(parent), "again": str(again), "own": str(hostlimits.own_cgroup())}))
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to make a cgroup")
+def test_a_delegated_cgroup_that_holds_the_grader_is_used():
+    top = hostlimits.own_cgroup()
+    if top is None or not os.access(top, os.W_OK):
+        pytest.skip(f"no writable cgroup v2 here (own cgroup: {top})")
+    available = (top / "cgroup.controllers").read_text().split()
+    wanted = [c for c in ("memory", "pids", "hugetlb", "io") if c in available][:2]
+    if not wanted:
+        pytest.skip(f"no domain controller to delegate in {top}")
+    control = top / "cgroup.subtree_control"
+    before = control.read_text().split()
+    try:
+        control.write_text(" ".join("+" + c for c in wanted))
+    except OSError as exc:
+        pytest.skip(f"cannot hand {wanted} to children of {top}: {exc}")
+    scope = top / f"torchcourse-{os.getpid()}-delegated"
+    scope.mkdir()
+    try:
+        # The child waits until it is in the delegated cgroup, as a grader started in a systemd scope is.
+        child = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.readline(); exec(sys.argv[1])",
+                                  IN_DELEGATED, ",".join(wanted)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                 text=True, cwd=Path(__file__).resolve().parents[2])
+        (scope / "cgroup.procs").write_text(str(child.pid))
+        out, _ = child.communicate("go\n", timeout=120)
+        seen = __import__("json").loads(out)
+        assert seen["parent"] == seen["again"] == str(scope), seen
+        assert seen["own"] != str(scope) and Path(seen["own"]).parent == scope, seen   # moved to a leaf
+        assert set(wanted) <= set((scope / "cgroup.subtree_control").read_text().split())
+    finally:
+        for d in sorted((p for p in scope.rglob("*") if p.is_dir()), key=lambda p: -len(p.parts)):
+            hostlimits.rmdir_when_empty(d)
+        hostlimits.rmdir_when_empty(scope)
+        try:
+            control.write_text(" ".join("-" + c for c in wanted if c not in before))  # as it was
+        except OSError:
+            pass
