@@ -611,29 +611,35 @@ def _drop(spec: dict) -> None:
     os.setresuid(uid, uid, uid)
     if _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
         raise OSError(ctypes.get_errno(), "prctl(NO_NEW_PRIVS) failed")
-    _no_user_namespaces()
+    _seccomp()
 
 
-# No user namespace for learner code (as Docker's default seccomp profile): in one of its own making a job was
-# root, and mounted a tmpfs of any size beside the temp space `_fresh_job_space` bounds. A seccomp filter
-# refuses unshare and clone with CLONE_NEWUSER (EPERM), and clone3, whose flags it cannot read (ENOSYS: glibc
-# then uses clone); a system call of another ABI (i386, x32) is refused too, so none goes around the filter.
-_SECCOMP = {"x86_64": (0xC000003E, 272, 56, 435), "aarch64": (0xC00000B7, 97, 220, 435)}.get(os.uname().machine)
+# What learner code may not do, refused by a seccomp filter (as Docker's default profile refuses it):
+# * make a user namespace: in one of its own a job was root, and mounted a tmpfs of any size beside the temp
+#   space `_fresh_job_space` bounds. unshare and clone with CLONE_NEWUSER get EPERM; clone3, whose flags a
+#   filter cannot read, ENOSYS (glibc then uses clone).
+# * use the kernel keyrings (add_key, request_key, keyctl: EPERM). They are kept per uid, not per process or
+#   namespace: a key a job left in its user keyring was read by the next job, run as the same uid, and a job
+#   can set the keyring's permissions so that nothing without CAP_SYS_ADMIN could empty it after the job.
+# A system call of another ABI (i386, x32) is refused too, so none goes around the filter.
+_SECCOMP = {"x86_64": (0xC000003E, 272, 56, 435, (248, 249, 250)),
+            "aarch64": (0xC00000B7, 97, 220, 435, (217, 218, 219))}.get(os.uname().machine)
 CLONE_NEWUSER = 0x10000000
 
 
-def _no_user_namespaces() -> None:
+def _seccomp() -> None:
     if _SECCOMP is None:
-        return  # an architecture whose numbers are not known here: the job may make user namespaces
+        return  # an architecture whose numbers are not known here: the job may do both
     import struct
 
-    arch, unshare, clone, clone3 = _SECCOMP
+    arch, unshare, clone, clone3, keyrings = _SECCOMP
     allow, eperm, enosys = 0x7FFF0000, 0x00050000 | 1, 0x00050000 | 38
     ld, jeq, jge, jset, ret = 0x20, 0x15, 0x35, 0x45, 0x06
     prog = [
         (ld, 0, 0, 4), (jeq, 1, 0, arch), (ret, 0, 0, eperm),   # [4]: the ABI; another one is refused
         (ld, 0, 0, 0), (jge, 0, 1, 0x40000000), (ret, 0, 0, eperm),  # [0]: the number; x32's are refused
         (jeq, 0, 1, clone3), (ret, 0, 0, enosys),
+        *[ins for nr in keyrings for ins in ((jeq, 0, 1, nr), (ret, 0, 0, eperm))],
         (jeq, 1, 0, unshare), (jeq, 0, 3, clone),
         (ld, 0, 0, 16), (jset, 0, 1, CLONE_NEWUSER), (ret, 0, 0, eperm),  # [16]: the flags (low 32 bits)
         (ret, 0, 0, allow),
@@ -958,9 +964,6 @@ def _run_hidden(source: str, nonce: str, state: dict, check, collect, user_ns: d
 # setresuid(2) as a raw system call changes only the calling thread's ids (glibc's wrapper changes every
 # thread's); its number where this is known, else the fork below is used.
 SYS_SETRESUID = {"x86_64": 117, "aarch64": 147}.get(os.uname().machine)
-SYS_KEYCTL = {"x86_64": 250, "aarch64": 219}.get(os.uname().machine)
-KEYCTL_CLEAR, KEYCTL_GET_PERSISTENT = 7, 22
-KEY_SPEC_THREAD_KEYRING, KEY_SPEC_USER_KEYRING, KEY_SPEC_USER_SESSION_KEYRING = -1, -4, -5
 
 
 def _kill_uid(uid: int | None, pid: int) -> None:
@@ -975,19 +978,22 @@ def _kill_uid(uid: int | None, pid: int) -> None:
         import threading
 
         done: list[bool] = []
-        helper = threading.Thread(target=_kill_as, args=(uid, pid, done))
+        helper = threading.Thread(target=_kill_as, args=(uid, done))
         helper.start()
         helper.join()
         if done:
+            if done[0]:
+                _wait_dead(uid, pid)
             return
     helper = os.fork()  # a whole copy of this process: about 10 ms more than the thread above
     if helper == 0:
         try:
             os.setresuid(uid, uid, uid)
-            _kill_wait_clear(uid, pid)
+            os.kill(-1, signal.SIGKILL)  # every process this uid may signal, except this one
         finally:
             os._exit(0)
     os.waitpid(helper, 0)
+    _wait_dead(uid, pid)
 
 
 KILL_WAIT = 2.0  # seconds the worker waits for a job's killed processes to finish dying
@@ -1018,44 +1024,19 @@ def _wait_dead(uid: int, pid: int) -> None:
         time.sleep(0.002)
 
 
-def _kill_as(uid: int, pid: int, done: list[bool]) -> None:
+def _kill_as(uid: int, done: list[bool]) -> None:
     """In a thread of its own: take the job's uid as real and effective id (this thread only; the process's
     main thread, which signals to the worker are checked against, stays root), kill every process that uid
-    may signal but this one, wait for them to die, empty the uid's keyrings, and end; the thread's ids go
-    with it. The saved id stays 0, so that the ids
+    may signal but this one, and end; the thread's ids go with it. The saved id stays 0, so that the ids
     could be restored; the effective capabilities are gone while the uid is the job's, so the kill reaches
     the job's processes and no others."""
     if _libc.syscall(SYS_SETRESUID, uid, uid, 0) != 0:
         return
-    _kill_wait_clear(uid, pid)
-    done.append(True)
-
-
-def _kill_wait_clear(uid: int, pid: int) -> None:
-    """As the job's uid: kill every process that uid may signal but the caller, wait until they are gone,
-    then empty the uid's keyrings (once nothing of the job can add a key to them any more)."""
     try:
         os.kill(-1, signal.SIGKILL)
-        _wait_dead(uid, pid)
+        done.append(True)  # something was killed: `_wait_dead` waits for it to be gone
     except OSError:
-        pass  # ESRCH: nothing of the job was left
-    _clear_keys()
-
-
-def _clear_keys() -> None:
-    """With the job's uid as the calling thread's: empty the kernel keyrings kept per uid, not per process,
-    so that they outlive the job's last process (the user and user-session keyrings, and the persistent
-    keyring, which lives for days). The next job runs as the same uid: a key left in them by one job was
-    readable by the next (issue 17). A key no keyring holds any longer is freed by the kernel."""
-    if SYS_KEYCTL is None:
-        return
-    # The persistent keyring is reached only by linking it somewhere, and only its possessor may change it:
-    # linked into this thread's own keyring (made for it, gone with the thread), it is possessed.
-    persistent = _libc.syscall(SYS_KEYCTL, KEYCTL_GET_PERSISTENT, -1, KEY_SPEC_THREAD_KEYRING)
-    if persistent > 0:
-        _libc.syscall(SYS_KEYCTL, KEYCTL_CLEAR, persistent)
-    _libc.syscall(SYS_KEYCTL, KEYCTL_CLEAR, KEY_SPEC_USER_KEYRING)
-    _libc.syscall(SYS_KEYCTL, KEYCTL_CLEAR, KEY_SPEC_USER_SESSION_KEYRING)
+        done.append(False)  # ESRCH: nothing of the job was left
 
 
 def _sweep(uid: int | None) -> None:

@@ -62,11 +62,13 @@ try:
 except OSError as e:
     did["background"] = str(e)
 # Keys in the keyrings the kernel keeps per uid (the next job runs as the same uid): the user and
-# user-session keyrings and the persistent one (keyctl 22), which all outlive the job's processes.
+# user-session keyrings and the persistent one (keyctl 22), which all outlive the job's processes; then the
+# user keyring made read-only (keyctl 5), so that nothing without CAP_SYS_ADMIN could empty it after the job.
 sys_add_key, sys_keyctl = {{"x86_64": (248, 250), "aarch64": (217, 219)}}.get(os.uname().machine, (-1, -1))
 persistent = libc.syscall(sys_keyctl, 22, -1, -3)
 for name, ring in (("u", -4), ("us", -5), ("p", persistent)):
     did["key " + name] = libc.syscall(sys_add_key, b"user", b"residue-" + name.encode(), b"secret", 6, ring)
+did["keyring read-only"] = libc.syscall(sys_keyctl, 5, -4, 0x0B0B0000)   # view, read, search
 # A loopback port left in TIME_WAIT (its side closed first): the kernel keeps it for a minute.
 import socket
 try:
@@ -125,6 +127,8 @@ sys_keyctl = {{"x86_64": 250, "aarch64": 219}}.get(os.uname().machine, -1)
 persistent = libc.syscall(sys_keyctl, 22, -1, -3)
 for name, ring in (("u", -4), ("us", -5), ("p", persistent)):
     seen["key " + name] = libc.syscall(sys_keyctl, 10, ring, b"user", b"residue-" + name.encode(), 0)  # SEARCH
+listed = (ctypes.c_int32 * 64)()
+seen["user keyring links"] = libc.syscall(sys_keyctl, 11, -4, listed, 256) // 4   # READ: its links
 import socket
 try:
     probe = socket.socket()   # no SO_REUSEADDR: a port in TIME_WAIT is refused
@@ -206,7 +210,8 @@ def test_the_residue_was_made_and_the_filler_is_recorded(graded, sandbox_facilit
     assert did["sysv shm"] >= 0 and did["sysv msg"] >= 0 and did["sysv sem"] >= 0, did
     assert did["background"] == "started", did
     assert did["time-wait"] == "made", did
-    assert did["key u"] > 0 and did["key us"] > 0 and did["key p"] > 0, did
+    if sandbox_facilities.drop_uid:   # learner code gets no keyring: they are kept per uid, not per job
+        assert did["key u"] == did["key us"] == did["key p"] == -1, did
     rec = records["a-residue"]
     assert rec["score"] == rec["max_score"] == 6, json.dumps(rec, indent=1)   # its own answers still count
     assert not rec["grader_errors"], rec["grader_errors"]
@@ -225,7 +230,8 @@ def test_nothing_of_the_residue_reaches_the_next_job(graded, sandbox_facilities)
     assert seen["here"] == [] and seen["tmp"] == [], seen
     assert "residue" not in seen["dev shm"], seen
     assert seen["port"] == "free", seen   # the network namespace is the job's, not the worker's
-    assert seen["key u"] == seen["key us"] == seen["key p"] == -1, seen   # kept per uid, emptied after each job
+    assert seen["key u"] == seen["key us"] == seen["key p"] == -1, seen   # kept per uid, not per job
+    assert seen["user keyring links"] <= 0, seen
     if "per-job" in " ".join(sandbox_facilities.missing):
         pytest.skip("no per-job IPC namespace here: " + "; ".join(sandbox_facilities.missing))
     for kind in ("shm", "msg", "sem"):
