@@ -35,7 +35,8 @@ display(Markdown("<img src=y onerror=\\"{PWN}(['markdown-output'])\\">"))
 display(Markdown("[a markdown link]({JS_LINK}(['markdown-output-link']))"))
 print("payloads shown")
 '''
-MARKDOWN = (f"[a javascript link]({JS_LINK}(['md-link'])) [an entity link](javascript&#58;{JS_LINK[11:]}(['md-entity'])) "
+MARKDOWN = (f"[a javascript link]({JS_LINK}(['md-link'])) "
+            f"[an entity link](javascript&#58;{JS_LINK[11:]}(['md-entity'])) "
             f"[a reference link][r]\n\n[r]: {JS_LINK}(['md-ref'])\n\n"
             f"A note <script>{PWN}(['markdown-cell'])</script> <img src=z onerror=\"{PWN}(['markdown-img'])\"> "
             f"[a link](javascript:{PWN}(['js-link']))")
