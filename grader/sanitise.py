@@ -195,7 +195,28 @@ def _keeper(copies: list[int], after: int | None) -> int:
     return copies[-1]
 
 
-def _prepass(nb: NotebookNode, known: dict[str, dict], notes: list[str]) -> None:
+ROLE_KEYS = ("grade", "solution", "task", "locked")
+
+
+def _tampered(cell: NotebookNode, md: dict, want: dict, source: SimpleNamespace | None) -> list[str]:
+    """What a learner changed in a graded cell that the source restores (nbgrader only logs a warning): its
+    role, its points, its cell type, or the visible source of a locked cell (a test cell's hidden block is not
+    in the release, so only the visible part is compared)."""
+    changed = [f"{k} {md[k]!r:.20} (the source's: {want[k]!r})" for k in ROLE_KEYS
+               if k in md and bool(md[k]) != want[k]]
+    if "points" in want and "points" in md and float(md["points"]) != want["points"]:
+        changed.append(f"points {md['points']!r:.20} (the source's: {want['points']:g})")
+    if source is not None:
+        if cell.get("cell_type") != source.cell_type:
+            changed.append(f"a {str(cell.get('cell_type'))[:20]} cell (the source's: {source.cell_type})")
+        elif source.locked and _lines(cell.get("source", "")) not in (_lines(_visible(source.source)),
+                                                                      _lines(source.source)):
+            changed.append("its locked source edited")
+    return changed
+
+
+def _prepass(nb: NotebookNode, known: dict[str, dict], notes: list[str],
+             sources: dict[str, SimpleNamespace] | None = None) -> None:
     for cell in nb.cells:
         if not isinstance(cell.get("metadata"), dict):
             cell["metadata"] = NotebookNode()
@@ -231,6 +252,8 @@ def _prepass(nb: NotebookNode, known: dict[str, dict], notes: list[str]) -> None
         problem = _metadata_problem(md)
         if problem:
             notes.append(f"cell {i + 1} ({gid!r}): nbgrader metadata with {problem}; restored from the source")
+        elif changed := _tampered(nb.cells[i], md, known[gid], (sources or {}).get(gid)):
+            notes.append(f"cell {i + 1} ({gid!r}): {', '.join(changed)}; restored from the source")
         # How a cell is restored comes from the gradebook, never from the learner's copy.
         nb.cells[i].metadata["nbgrader"] = NotebookNode(dict(known[gid]))
     for cell in nb.cells:  # outputs are never trusted and may be huge
@@ -465,7 +488,7 @@ def sanitise(path: Path, chapter: str, notebook: str, db_url: str, book: SourceB
     notes: list[str] = []
     nb = read_notebook(path, notes)
     try:
-        _prepass(nb, known, notes)
+        _prepass(nb, known, notes, book.cells)
     except (AttributeError, TypeError, ValueError, KeyError) as exc:  # e.g. a "cell" that is a number
         raise SanitiseError("not a readable notebook: it holds something that is not a notebook cell "
                             f"({type(exc).__name__}: {str(exc)[:200]})") from None

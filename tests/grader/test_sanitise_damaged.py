@@ -150,3 +150,33 @@ def test_a_cell_id_the_schema_refuses_is_replaced_not_the_outputs_lost(tmp_path,
     path.write_text(_damage(answered_nb(), (0, "id", "not an id!")))
     sub = sanitise(path, CHAPTER, NOTEBOOK, db_url)
     assert sub.nb.cells[0].get("id") != "not an id!" and _valid_beside_outputs(sub.nb, sub.code_cells)
+
+
+def _retype(cell):
+    cell.cell_type = "markdown"
+    for key in ("outputs", "execution_count"):
+        cell.pop(key, None)
+
+
+@pytest.mark.parametrize("cell, change, said", [
+    ("ex", lambda c: c.metadata.nbgrader.update(points=100), "points 100 (the source's: 2)"),
+    ("ex", lambda c: c.metadata.nbgrader.update(grade=False), "grade False (the source's: True)"),
+    ("ex", lambda c: c.metadata.nbgrader.update(locked=False), "locked False (the source's: True)"),
+    ("ex-answer", lambda c: c.metadata.nbgrader.update(grade=True, points=5), "grade True (the source's: False)"),
+    ("ex", _retype, "a markdown cell (the source's: code)"),
+    ("ex", lambda c: setattr(c, "source", "pass"), "its locked source edited"),
+])
+def test_what_the_source_restores_is_said_in_one_line(tmp_path, db_url, cell, change, said):
+    # nbgrader restores each of these with a warning in its log only: the instructor was not told
+    nb = answered_nb()
+    change(by_id(nb, cell))
+    sub = _run(tmp_path, nb, db_url)
+    (_, src_x), (_, src_y) = _graded(sub, "ex"), _graded(sub, "ey")
+    assert SECRET_X in src_x and SECRET_Y in src_y and sub.points == {"ex": 2.0, "ey": 3.0}
+    index = next(i for i, c in enumerate(answered_nb().cells) if c.metadata.get("nbgrader", {}).get("grade_id") == cell)
+    assert len(sub.notes) == 1 and sub.notes[0].startswith(f"cell {index + 1} ({cell!r}): ") and said in sub.notes[0]
+    assert sub.notes[0].endswith("; restored from the source")
+
+
+def test_an_honest_notebook_gets_no_note(tmp_path, db_url):
+    assert _run(tmp_path, answered_nb(), db_url).notes == []
