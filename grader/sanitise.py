@@ -37,6 +37,14 @@ from nbformat import NotebookNode
 
 CELL_ID = re.compile(r"[a-zA-Z0-9_-]{1,64}")  # nbformat 4.5's schema
 MAX_BYTES = 256 * 2**20   # a notebook larger than this is refused (outputs are cleared anyway)
+# A chapter's notebooks have at most 53 cells. Reading a cell costs nbformat and nbgrader's steps about 45 us, so
+# 100 000 small cells (7 MiB) took 4.6 s and a notebook of MAX_BYTES of them would take minutes and gigabytes.
+MAX_CELLS = 5_000
+# nbformat makes an object of every JSON value: 26 MiB of notebook metadata as 1.1 million small objects took
+# 22 s and 1.6 GB to read, so a notebook of MAX_BYTES of them would take minutes and more memory than the host
+# has. Commas and opening brackets bound the values from above (more, when strings hold them); a chapter's
+# notebook has a few thousand, with its outputs.
+MAX_VALUES = 1_000_000
 log = logging.getLogger("grader.sanitise")
 # nbgrader's preprocessors log every restored cell, and jsonschema's whole report on invalid metadata: what
 # matters reaches the notes in one line each, so their log goes nowhere (not to Python's last-resort stderr).
@@ -97,6 +105,17 @@ def _repair_cells(d: object, notes: list[str]) -> object:
     return d
 
 
+def _cell_count(d: object) -> int:
+    """The cells of a notebook's JSON, as nbformat 4 (`cells`) or 3 (`worksheets`) holds them; 0 for others."""
+    if type(d) is not dict:
+        return 0
+    if type(d.get("cells")) is list:
+        return len(d["cells"])
+    sheets = d.get("worksheets")
+    return sum(len(w["cells"]) for w in sheets if type(w) is dict and type(w.get("cells")) is list) \
+        if type(sheets) is list else 0
+
+
 def read_notebook(path: Path, notes: list[str] | None = None) -> NotebookNode:
     """Read a submitted notebook: refuse links, special files, huge files and unreadable JSON. A damaged cell is
     made readable (`_repair_cells`), with a line in `notes`."""
@@ -113,12 +132,19 @@ def read_notebook(path: Path, notes: list[str] | None = None) -> NotebookNode:
     fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
     with os.fdopen(fd, "rb") as f:
         data = f.read(MAX_BYTES + 1)
+    if data.count(b",") + data.count(b"{") + data.count(b"[") > MAX_VALUES:
+        raise SanitiseError(f"more than {MAX_VALUES:,} JSON values (a chapter's notebook has a few thousand, with "
+                            "its outputs): not read; clear its outputs and submit it again")
     try:
         text = data.decode("utf-8")
         # nbformat.reads without its schema check, which only logs what it finds (and gives missing cell ids,
         # which the check of the autograded notebook gives as well): that notebook is checked once it is made
         # (autograde._valid_beside_outputs). The check here was 0.6 of the 2.1 ms a chapter-1 notebook took.
-        d = _repair_cells(nbformat.reader.parse_json(text), [] if notes is None else notes)
+        d = nbformat.reader.parse_json(text)
+        cells = _cell_count(d)
+        if cells > MAX_CELLS:
+            raise SanitiseError(f"{cells} cells, over the limit of {MAX_CELLS} (a chapter's notebook has about 50)")
+        d = _repair_cells(d, [] if notes is None else notes)
         if type(d) is not dict:
             kind = {list: "a list", str: "a string", type(None): "null", bool: "true or false"}.get(type(d), "a number")
             raise SanitiseError(f"not a notebook (its JSON is {kind}, not an object)")

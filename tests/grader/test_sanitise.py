@@ -170,6 +170,33 @@ def test_a_notebook_over_the_size_limit_is_refused(tmp_path, db_url, monkeypatch
         _run(tmp_path, path, db_url)
 
 
+@pytest.mark.parametrize("version", [4, 3])
+def test_a_notebook_of_more_cells_than_the_limit_is_refused_in_one_line(tmp_path, db_url, version):
+    # 100 000 one-character cells (7 MiB) took sanitise 4.6 s: a notebook of 256 MiB of them, minutes
+    nb = json.loads(nbformat.writes(answered_nb()))
+    extra = [{"cell_type": "markdown", "metadata": {}, "source": "x"}] * (sanitise_mod.MAX_CELLS + 1 - len(nb["cells"]))
+    if version == 4:
+        nb["cells"] += extra
+    else:
+        sheets = [{"cells": extra[:1] * sanitise_mod.MAX_CELLS}, {"cells": [{}]}]
+        nb = {"nbformat": 3, "nbformat_minor": 0, "metadata": {}, "worksheets": sheets}
+    path = tmp_path / "nb.ipynb"
+    path.write_text(json.dumps(nb))
+    with pytest.raises(SanitiseError) as err:
+        _run(tmp_path, path, db_url)
+    assert str(err.value) == f"{sanitise_mod.MAX_CELLS + 1} cells, over the limit of {sanitise_mod.MAX_CELLS} " \
+        "(a chapter's notebook has about 50)"
+
+
+def test_a_notebook_of_more_json_values_than_the_limit_is_refused_before_it_is_read(tmp_path, db_url):
+    # 1.1 million small objects in metadata (26 MiB) took 22 s and 1.6 GB to read: 256 MiB of them, minutes
+    nb = answered_nb()
+    nb.metadata["junk"] = [{"a": "xy"}] * (sanitise_mod.MAX_VALUES // 2)
+    path = write(nb, tmp_path / "nb.ipynb")
+    with pytest.raises(SanitiseError, match=r"^more than 1,000,000 JSON values \(a chapter's notebook has a few"):
+        _run(tmp_path, path, db_url)
+
+
 def test_source_cells_and_the_solution_come_from_the_gradebook(tmp_path, db_url):
     known, points = source_cells(db_url, CHAPTER, NOTEBOOK)
     assert points == {"ex": 2.0, "ey": 3.0}
