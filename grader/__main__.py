@@ -26,7 +26,7 @@ def _chapters(course: Course, chapter: str | None, needs_submissions: bool = Fal
             raise SystemExit(f"unknown chapter {chapter!r}; chapters: {', '.join(course.assignments()) or 'none'}")
         return [chapter]
     found = course.assignments()
-    return [c for c in found if course.students(c)] if needs_submissions else found
+    return [c for c in found if course.students(c) or course.unusable(c)] if needs_submissions else found
 
 
 def _check(args, course: Course) -> int:
@@ -103,7 +103,7 @@ def _autograde(args, course: Course) -> int:
             print(f"{chapter}: {len(missing)} submission(s) NOT recorded (run autograde again to retry them):",
                   file=sys.stderr)
             for student, why in sorted(missing.items()):
-                print(f"  {student}: {why}", file=sys.stderr)
+                print(f"  {_one_line(student)}: {_one_line(why)}", file=sys.stderr)
     return worst
 
 

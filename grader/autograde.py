@@ -311,6 +311,8 @@ def autograde(course: Course, chapter: str, workers: int | None = None, schedule
                 or rec.get("submission") != submission_hash(course.submitted / s / chapter)):
             todo.append(s)  # a record a grader-side failure spoilt is regraded by a plain rerun
     outcome = Outcome()
+    outcome.not_recorded.update({s: why for s, why in course.unusable(chapter).items()
+                                 if not students or s in students})
     if not todo:
         return outcome
     seed = secrets.randbelow(2**62) if seed is None else int(seed)

@@ -79,10 +79,38 @@ class Course:
         return tuple(sorted(found))
 
     def students(self, chapter: str) -> list[str]:
+        """Students with a submission of `chapter`: real folders only (collect never makes a link; one would
+        grade whatever it points at, another student's work too, under this name)."""
         base = self.submitted
         if not base.is_dir():
             return []
-        return sorted(p.name for p in base.iterdir() if (p / chapter).is_dir() and SAFE_ID.match(p.name))
+        return sorted(p.name for p in base.iterdir() if SAFE_ID.match(p.name) and not p.is_symlink()
+                      and (p / chapter).is_dir() and not (p / chapter).is_symlink())
+
+    def unusable(self, chapter: str) -> dict[str, str]:
+        """Entries of submitted/ that look like a submission of `chapter` but cannot be graded, with why: not
+        skipped in silence, so that `autograde` names each one as not recorded."""
+        base, found = self.submitted, {}
+        if not base.is_dir():
+            return found
+        for p in sorted(base.iterdir()):
+            sub = p / chapter
+            if p.name.startswith("."):
+                continue  # hidden entries (.DS_Store, an editor's) are nobody's submission
+            if p.is_symlink():
+                found[p.name] = f"submitted/{p.name} is a symbolic link, not a folder; not graded"
+            elif not p.is_dir():
+                found[p.name] = f"submitted/{p.name} is not a folder; not graded"
+            elif not os.path.lexists(sub):
+                continue  # no submission of this chapter
+            elif not SAFE_ID.match(p.name):
+                found[p.name] = (f"submitted/{p.name} is not a student id (letters, digits, '.', '_', '-', "
+                                 "at most 64); not graded")
+            elif sub.is_symlink():
+                found[p.name] = f"submitted/{p.name}/{chapter} is a symbolic link, not a folder; not graded"
+            elif not sub.is_dir():
+                found[p.name] = f"submitted/{p.name}/{chapter} is not a folder; not graded"
+        return found
 
     def config(self) -> Config:
         """nbgrader configuration equivalent to grader/nbgrader_config.py, for this folder."""

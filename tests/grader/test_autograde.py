@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 
 import nbformat
 import pytest
@@ -356,3 +357,30 @@ def test_the_submission_hash_sees_notebooks_only(tmp_path):
     assert submission_hash(tmp_path) == first
     write(answered_nb(x="    return 0"), tmp_path / "nb.ipynb")
     assert submission_hash(tmp_path) != first
+
+
+def test_a_student_entry_that_is_not_a_real_folder_is_named_not_recorded(course, capsys, cli):
+    """A file, a link (it would grade whatever it points at, another student's work too) or a name that is no
+    student id in submitted/ was skipped in silence and autograde exited 0."""
+    sub = course.submitted
+    (sub / "carl").write_text("not a folder")
+    (sub / "dan").mkdir()
+    (sub / "dan" / CHAPTER).write_text("not a folder")
+    os.symlink(sub / "ann", sub / "eve")
+    (sub / "fay").mkdir()
+    os.symlink(sub / "bob" / CHAPTER, sub / "fay" / CHAPTER)
+    (sub / "bad\nname" / CHAPTER).mkdir(parents=True)
+    (sub / ".DS_Store").write_text("")
+    out = autograde(course, CHAPTER, progress=False, seed=1)
+    assert sorted(out) == ["ann", "bob"]
+    assert sorted(out.not_recorded) == ["bad\nname", "carl", "dan", "eve", "fay"]
+    assert "is a symbolic link" in out.not_recorded["eve"] and "is not a folder" in out.not_recorded["carl"]
+    assert f"submitted/fay/{CHAPTER} is a symbolic link" in out.not_recorded["fay"]
+    assert not (course.autograded / "eve").exists() and not (course.autograded / "fay").exists()
+    capsys.readouterr()
+    assert cli(["--root", str(course.root), "autograde"]) == 1  # ann and bob are done; the rest still named
+    err = capsys.readouterr().err
+    assert "5 submission(s) NOT recorded" in err and "  bad\\nname: submitted/bad\\nname is not" in err
+    for name in ("carl", "dan", "eve", "fay", "bad\nname"):
+        (sub / name).unlink() if (sub / name).is_symlink() or (sub / name).is_file() else shutil.rmtree(sub / name)
+    assert cli(["--root", str(course.root), "autograde"]) == 0
