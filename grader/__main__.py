@@ -80,7 +80,7 @@ def _collect(args, course: Course) -> int:
 
 
 def _autograde(args, course: Course) -> int:
-    from grader.autograde import autograde
+    from grader.autograde import autograde, due
     from grader.sandbox import Limits
 
     limits = Limits(cell_timeout=args.cell_timeout, budget=args.budget, mem_mb=args.mem_mb)
@@ -89,9 +89,21 @@ def _autograde(args, course: Course) -> int:
         try:
             records = autograde(course, chapter, workers=args.workers, scheduler=args.scheduler, limits=limits,
                                 force=args.force, students=args.student or None)
-        except (RuntimeError, ValueError) as exc:  # e.g. the solution fails its own checks: nobody is graded
-            print(f"autograde: {chapter} not graded: {exc}", file=sys.stderr)
+        except Exception as exc:  # the solution fails its own checks, the gradebook is locked...: nobody is graded
+            why = str(exc) if isinstance(exc, (RuntimeError, ValueError)) else f"{type(exc).__name__}: {exc}"
+            # one line, never a traceback (SQLAlchemy's messages go on with the SQL and a link)
+            print(f"autograde: {chapter} not graded: {_one_line(why.strip().splitlines()[0] if why.strip() else why)}",
+                  file=sys.stderr)
             worst = 1
+            try:
+                waiting = due(course, chapter, args.force, args.student) + list(course.unusable(chapter))
+            except Exception:
+                waiting = []
+            if waiting:
+                print(f"{chapter}: {len(waiting)} submission(s) NOT recorded (run autograde again to retry them):",
+                      file=sys.stderr)
+                for student in sorted(waiting):
+                    print(f"  {_one_line(student)}: the chapter could not be graded (above)", file=sys.stderr)
             continue
         flagged = sum(1 for r in records.values() if r["flags"])
         print(f"{chapter}: graded {len(records)} submissions ({flagged} flagged; `python -m grader report` lists why)")

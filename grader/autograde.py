@@ -292,6 +292,21 @@ class Progress:
                   file=sys.stderr, flush=True)
 
 
+def due(course: Course, chapter: str, force: bool = False, students: list[str] | None = None) -> list[str]:
+    """The students `autograde` grades: those with no usable record, a record a grader-side failure spoilt
+    (regraded by a plain rerun), or a submission changed since their record."""
+    everyone = course.students(chapter)
+    if students:
+        everyone = [s for s in everyone if s in set(students)]
+    todo = []
+    for s in everyone:
+        rec = read_record(course, s, chapter)
+        if (force or rec is None or rec.get("grader_errors")
+                or rec.get("submission") != submission_hash(course.submitted / s / chapter)):
+            todo.append(s)
+    return todo
+
+
 def autograde(course: Course, chapter: str, workers: int | None = None, scheduler: str | None = None,
               limits: Limits | None = None, force: bool = False, students: list[str] | None = None,
               progress: bool = True, seed: int | None = None) -> Outcome:
@@ -301,15 +316,7 @@ def autograde(course: Course, chapter: str, workers: int | None = None, schedule
     warn_missing()
     limits = limits or Limits()
     notebooks = course.notebooks(chapter)
-    everyone = course.students(chapter)
-    if students:
-        everyone = [s for s in everyone if s in set(students)]
-    todo = []
-    for s in everyone:
-        rec = read_record(course, s, chapter)
-        if (force or rec is None or rec.get("grader_errors")
-                or rec.get("submission") != submission_hash(course.submitted / s / chapter)):
-            todo.append(s)  # a record a grader-side failure spoilt is regraded by a plain rerun
+    todo = due(course, chapter, force, students)
     outcome = Outcome()
     outcome.not_recorded.update({s: why for s, why in course.unusable(chapter).items()
                                  if not students or s in students})
@@ -372,9 +379,10 @@ def autograde(course: Course, chapter: str, workers: int | None = None, schedule
                     outcome.not_recorded[s] = (f"graded only in part, after one retry, because of a grader-side "
                                                f"failure ({why}); the record is flagged and a plain rerun regrades it")
             except Exception as exc:  # one student's bad luck never stops the class; a rerun retries
-                outcome.not_recorded[s] = f"{type(exc).__name__}: {exc}"
-                print(f"autograde: {s} not recorded ({type(exc).__name__}: {exc}); run autograde again",
-                      file=sys.stderr)
+                # one line: SQLAlchemy's messages go on with the SQL and a link
+                why = f"{type(exc).__name__}: {exc}".strip().splitlines()[0]
+                outcome.not_recorded[s] = why
+                print(f"autograde: {s} not recorded ({why}); run autograde again", file=sys.stderr)
             bar.step()
 
         def jobs():

@@ -18,6 +18,8 @@ from grader.sandbox import RawResult
 from grader.sanitise import Sanitised
 from tests.helpers.tiny import CHAPTER, answered_nb, line, solution_nb, tiny_gradebook, write
 
+real_ensure_assignment = gradebook.ensure_assignment  # the course fixture replaces it
+
 
 def _emits(source: str) -> list[dict]:
     """What the tiny chapter's checks cells (tests/helpers/tiny.py) emit when they pass."""
@@ -384,3 +386,24 @@ def test_a_student_entry_that_is_not_a_real_folder_is_named_not_recorded(course,
     for name in ("carl", "dan", "eve", "fay", "bad\nname"):
         (sub / name).unlink() if (sub / name).is_symlink() or (sub / name).is_file() else shutil.rmtree(sub / name)
     assert cli(["--root", str(course.root), "autograde"]) == 0
+
+
+def test_a_locked_gradebook_is_one_line_that_names_each_student_waiting(course, monkeypatch, capsys, cli):
+    """Another process holding the gradebook (sqlite busy) stopped autograde with SQLAlchemy's traceback, and
+    nobody waiting for a record was named."""
+    import sqlite3
+
+    monkeypatch.setattr(gradebook, "ensure_assignment", real_ensure_assignment)
+    other = sqlite3.connect(course.db_path, isolation_level=None)
+    other.execute("BEGIN EXCLUSIVE")
+    try:
+        assert cli(["--root", str(course.root), "autograde"]) == 1
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    err = capsys.readouterr().err
+    assert f"autograde: {CHAPTER} not graded: OperationalError: (sqlite3.OperationalError) database is locked\n" in err
+    assert "Traceback" not in err and "[SQL:" not in err
+    assert "  ann: the chapter could not be graded (above)" in err and "  bob: the chapter" in err
+    assert cli(["--root", str(course.root), "autograde"]) == 0
+    assert f"{CHAPTER}: graded 2 submissions" in capsys.readouterr().out
