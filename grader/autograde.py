@@ -50,6 +50,7 @@ class Pending:
     errors: dict[str, str] = field(default_factory=dict)
     grader_errors: dict[str, str] = field(default_factory=dict)
     sanitising_done: bool = False
+    submission: str = ""  # submission_hash before its notebooks were read: what was graded, not what is there later
 
 
 def submission_hash(folder: Path) -> str:
@@ -388,6 +389,12 @@ def autograde(course: Course, chapter: str, workers: int | None = None, schedule
         def jobs():
             for s in todo:
                 folder = course.submitted / s / chapter
+                # Hashed before a notebook is read: a submission changed while it is graded reads as changed to
+                # a plain rerun, which regrades it (hashed when recorded, the change was taken as graded).
+                try:
+                    pending[s].submission = submission_hash(folder)
+                except OSError:  # gone or unreadable meanwhile: sanitise says what; a rerun regrades it
+                    pending[s].submission = ""
                 # A student's longest notebooks first, by their solutions' times once known: the batch then
                 # ends on short jobs, and one worker waits less while the other finishes the last one (the
                 # order of jobs changes nothing else).
@@ -514,7 +521,7 @@ def _finish(course: Course, chapter: str, student: str, notebooks: list[str], p:
     else:
         (out / "timestamp.txt").unlink(missing_ok=True)
     record = {
-        "student": student, "chapter": chapter, "seed": seed, "submission": submission_hash(folder),
+        "student": student, "chapter": chapter, "seed": seed, "submission": p.submission,
         "submitted_at": submitted_at.isoformat(sep=" ") if submitted_at else None,
         "score": sum(e.score for e in exercises), "max_score": sum(e.max_points for e in exercises),
         "exercises": [e.to_dict() for e in exercises], "flags": sorted(set(flags)),

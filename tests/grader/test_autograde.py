@@ -407,3 +407,25 @@ def test_a_locked_gradebook_is_one_line_that_names_each_student_waiting(course, 
     assert "  ann: the chapter could not be graded (above)" in err and "  bob: the chapter" in err
     assert cli(["--root", str(course.root), "autograde"]) == 0
     assert f"{CHAPTER}: graded 2 submissions" in capsys.readouterr().out
+
+
+def test_a_submission_changed_while_it_is_graded_is_regraded_by_a_plain_rerun(course, monkeypatch):
+    """The record's submission hash was taken when the record was written: a notebook replaced after it was read
+    (a late collect) was taken as graded, and a plain rerun never graded what the student finally submitted."""
+    late = answered_nb(x="    return 0")
+
+    class Resubmit(FakePool):
+        def run(self, jobs):
+            for job, raw in super().run(jobs):
+                if job.key == ("ann", "nb"):
+                    write(late, course.submitted / "ann" / CHAPTER / "nb.ipynb")
+                yield job, raw
+
+    monkeypatch.setattr(autograde_mod, "LocalPool", Resubmit)
+    first = autograde(course, CHAPTER, progress=False, seed=1)
+    assert first["ann"]["score"] == 5.0  # what was read before the change
+    monkeypatch.setattr(autograde_mod, "LocalPool", FakePool)
+    again = autograde(course, CHAPTER, progress=False, seed=1)
+    assert sorted(again) == ["ann"]
+    assert again["ann"]["submission"] == submission_hash(course.submitted / "ann" / CHAPTER)
+    assert autograde(course, CHAPTER, progress=False) == {}
