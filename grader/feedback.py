@@ -21,7 +21,7 @@ import nbformat
 from grader.course import Course
 from grader.htmlsafe import safe_html
 from grader.limits import FEEDBACK_CELLS, FEEDBACK_CHARS
-from grader.record import GradeRecord, load_record
+from grader.record import GradeRecord, load_record, unusable
 from torchcourse.contract import (
     BEGIN_HIDDEN,
     EMIT_MIME,
@@ -118,9 +118,17 @@ def feedback(course: Course, chapter: str, students: list[str] | None = None) ->
     for student in students or course.students(chapter):
         record = load_record(course, student, chapter)
         if record is None:
+            if why := unusable(course, student, chapter):
+                print(f"feedback: {why}", file=sys.stderr)
             continue
         for nb_path in sorted((course.autograded / student / chapter).glob("*.ipynb")):
-            nb = _fit_page(_strip(nbformat.read(str(nb_path), as_version=4)))
+            try:
+                nb = _fit_page(_strip(nbformat.read(str(nb_path), as_version=4)))
+            except Exception as exc:  # a truncated or hand-edited file: this page only, never the class's
+                print(f"feedback: not written for {student}/{nb_path.stem}: autograded/{student}/{chapter}/"
+                      f"{nb_path.name} cannot be read ({type(exc).__name__}); run `python -m grader autograde "
+                      f"{chapter} --force --student {student}` to write it again", file=sys.stderr)
+                continue
             body = safe_html(exporter.from_notebook_node(nb)[0])  # no learner script in the page (issue 17)
             page = (f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(chapter)} · "
                     f"{html.escape(nb_path.stem)}</title><style>{STYLE}</style></head><body>"

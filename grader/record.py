@@ -4,12 +4,14 @@
 commit); `feedback` and `report` read it with `load`, which refuses links and special files and reads
 at most `limits.RECORD_BYTES`, then keeps at most `limits.RECORD_ITEMS` exercises, flags and runs and
 `limits.TEXT_CHARS` characters of each text, so neither command can be made slow or large by a record.
-Keys a newer grader adds are ignored; a record that does not fit the schema reads as None (no record).
+Keys a newer grader adds are ignored; a record that does not fit the schema reads as None (no record),
+which `feedback` and `report` say in one line (`unusable`).
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import stat
 from dataclasses import asdict, dataclass, field, fields
@@ -21,8 +23,8 @@ RECORD = ".torchcourse-grade.json"
 
 
 def _num(x: object) -> float:
-    if type(x) not in (int, float):
-        raise TypeError(f"a number was expected, not {type(x).__name__}")
+    if type(x) not in (int, float) or not math.isfinite(x):  # json reads NaN and Infinity: no score is either
+        raise TypeError(f"a finite number was expected, not {x!r:.40}")
     return float(x)
 
 
@@ -132,3 +134,13 @@ def load(path: Path) -> GradeRecord | None:
 def load_record(course, student: str, chapter: str) -> GradeRecord | None:
     """The record of `student` for `chapter` in `course` (a grader.course.Course), or None."""
     return load(record_path(course.autograded, student, chapter))
+
+
+def unusable(course, student: str, chapter: str) -> str | None:
+    """One line for `feedback` and `report` when `student` has a record file for `chapter` that cannot be used
+    (truncated, edited by hand, a link): it counts as no record, and is said, never skipped in silence."""
+    path = record_path(course.autograded, student, chapter)
+    if not os.path.lexists(path) or load(path) is not None:
+        return None
+    return (f"the grade record of {student} for {chapter} ({path.relative_to(course.root)}) cannot be read "
+            f"(truncated, edited or not a plain file); run `python -m grader autograde {chapter}` to regrade it")

@@ -11,11 +11,12 @@ import base64
 import csv
 import html
 import io
+import sys
 from collections import Counter
 from pathlib import Path
 
 from grader.course import Course
-from grader.record import GradeRecord, load_record
+from grader.record import GradeRecord, load_record, unusable
 
 MAX_BARS = 60    # exercises in the pass-rate plot and the CSV (a chapter has far fewer)
 MAX_FLAGS = 50   # flags of one student in the CSV
@@ -45,7 +46,12 @@ def report(course: Course, chapter: str) -> tuple[Path, Path]:
 def _report(course: Course, chapter: str) -> tuple[Path, Path]:
     from matplotlib.figure import Figure
 
-    records: list[GradeRecord] = [r for s in course.students(chapter) if (r := load_record(course, s, chapter))]
+    records: list[GradeRecord] = []
+    for s in course.students(chapter):
+        if (r := load_record(course, s, chapter)) is not None:
+            records.append(r)
+        elif why := unusable(course, s, chapter):
+            print(f"report: {why}", file=sys.stderr)
     exercises = list(dict.fromkeys(f"{e.notebook}/{e.grade_id}" for r in records for e in r.exercises))[:MAX_BARS]
     course.reports.mkdir(parents=True, exist_ok=True)
     csv_path = course.reports / f"{chapter}.csv"

@@ -429,3 +429,32 @@ def test_a_submission_changed_while_it_is_graded_is_regraded_by_a_plain_rerun(co
     assert sorted(again) == ["ann"]
     assert again["ann"]["submission"] == submission_hash(course.submitted / "ann" / CHAPTER)
     assert autograde(course, CHAPTER, progress=False) == {}
+
+
+def test_a_damaged_record_or_autograded_notebook_is_one_line_in_feedback_and_report(course, capsys, cli):
+    """A truncated autograded notebook stopped `feedback` for the whole class with nbformat's traceback; a record
+    truncated by hand, or whose score is NaN (json reads it), was skipped by `feedback` and `report` in silence or
+    reported as a score."""
+    autograde(course, CHAPTER, progress=False, seed=1)
+    (course.root / "submitted" / "cy" / CHAPTER).mkdir(parents=True)
+    write(answered_nb(), course.submitted / "cy" / CHAPTER / "nb.ipynb")
+    autograde(course, CHAPTER, progress=False, seed=1)
+    nb = course.autograded / "ann" / CHAPTER / "nb.ipynb"
+    nb.write_bytes(nb.read_bytes()[:200])
+    rec = course.autograded / "bob" / CHAPTER / ".torchcourse-grade.json"
+    rec.write_bytes(rec.read_bytes()[:100])
+    cy = course.autograded / "cy" / CHAPTER / ".torchcourse-grade.json"
+    cy.write_text(cy.read_text().replace('"score": 5.0', '"score": NaN', 1))
+    capsys.readouterr()
+    assert cli(["--root", str(course.root), "feedback"]) == 0
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    assert f"feedback: not written for ann/nb: autograded/ann/{CHAPTER}/nb.ipynb cannot be read (NotJSONError)" in err
+    for who in ("bob", "cy"):
+        assert f"feedback: the grade record of {who} for {CHAPTER} (autograded/{who}/{CHAPTER}/" in err
+    assert cli(["--root", str(course.root), "report"]) == 0
+    err = capsys.readouterr().err
+    assert [x[:31] for x in err.splitlines()] == ["report: the grade record of bob", "report: the grade record of cy "]
+    rows = (course.reports / f"{CHAPTER}.csv").read_text().splitlines()
+    assert [r.split(",")[:2] for r in rows[1:]] == [["ann", "5.0"]]
+    assert sorted(autograde(course, CHAPTER, progress=False)) == ["bob", "cy"]  # a rerun regrades the two
