@@ -1,7 +1,8 @@
 """autograde: sanitise → run in the sandbox → judge outside → gradebook, for every collected submission.
 
 A student is finished when their record (`autograded/<student>/<chapter>/.torchcourse-grade.json`)
-is written, after the gradebook commit; a rerun after the grader was killed skips finished
+is written, after the gradebook commit (an earlier record of theirs is removed before their autograded
+notebooks and gradebook rows change); a rerun after the grader was killed skips finished
 students whose submission has not changed, so nothing is lost or graded twice. A job that failed
 for a grader-side reason is retried once; if it fails again the record says so (`grader_errors`,
 a flag), the student counts as not recorded (`autograde` exits 1) and a plain rerun regrades them.
@@ -475,6 +476,10 @@ def _finish(course: Course, chapter: str, student: str, notebooks: list[str], p:
     folder = course.submitted / student / chapter
     out = course.autograded / student / chapter
     out.mkdir(parents=True, exist_ok=True)
+    # The record of an earlier submission goes first: from here until the new one is written, the autograded
+    # notebooks and the gradebook are changing, and a stale record (killed, a locked gradebook) would show
+    # feedback and report the old score beside the new gradebook's. No record: the student is regraded.
+    (out / RECORD).unlink(missing_ok=True)
     exercises: list[Exercise] = []
     unanswered: set[tuple[str, str]] = set()
     flags: list[str] = []

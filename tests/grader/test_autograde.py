@@ -458,3 +458,24 @@ def test_a_damaged_record_or_autograded_notebook_is_one_line_in_feedback_and_rep
     rows = (course.reports / f"{CHAPTER}.csv").read_text().splitlines()
     assert [r.split(",")[:2] for r in rows[1:]] == [["ann", "5.0"]]
     assert sorted(autograde(course, CHAPTER, progress=False)) == ["bob", "cy"]  # a rerun regrades the two
+
+
+def test_a_regrade_that_fails_leaves_no_record_of_the_old_submission(course, monkeypatch, capsys):
+    """A changed submission whose regrade stopped after the gradebook took its new scores (killed, or the record
+    could not be written) kept the old record: feedback and report showed the old score beside the new gradebook."""
+    autograde(course, CHAPTER, progress=False, seed=1)
+    write(answered_nb(x="    return 0"), course.submitted / "bob" / CHAPTER / "nb.ipynb")
+    real = autograde_mod._atomic_write
+
+    def full_disk(path, text):
+        if "/bob/" in str(path):
+            raise OSError(28, "No space left on device")
+        real(path, text)
+
+    monkeypatch.setattr(autograde_mod, "_atomic_write", full_disk)
+    out = autograde(course, CHAPTER, progress=False, seed=1)
+    assert out.not_recorded == {"bob": "OSError: [Errno 28] No space left on device"}
+    assert autograde_mod.read_record(course, "bob", CHAPTER) is None
+    assert autograde_mod.read_record(course, "ann", CHAPTER)["score"] == 5.0
+    monkeypatch.setattr(autograde_mod, "_atomic_write", real)
+    assert sorted(autograde(course, CHAPTER, progress=False)) == ["bob"]
