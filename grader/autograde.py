@@ -296,17 +296,38 @@ class Progress:
 
 def due(course: Course, chapter: str, force: bool = False, students: list[str] | None = None) -> list[str]:
     """The students `autograde` grades: those with no usable record, a record a grader-side failure spoilt
-    (regraded by a plain rerun), or a submission changed since their record."""
+    (regraded by a plain rerun), a submission changed since their record, or none in the gradebook."""
     everyone = course.students(chapter)
     if students:
         everyone = [s for s in everyone if s in set(students)]
-    todo = []
+    todo, held = [], ...
     for s in everyone:
         rec = read_record(course, s, chapter)
         if (force or rec is None or rec.get("grader_errors")
                 or rec.get("submission") != submission_hash(course.submitted / s / chapter)):
             todo.append(s)
+            continue
+        if held is ...:
+            held = _in_gradebook(course, chapter)
+        if held is not None and s not in held:
+            todo.append(s)  # recorded, but the gradebook lost it (replaced, reset, the submission removed)
     return todo
+
+
+def _in_gradebook(course: Course, chapter: str) -> set[str] | None:
+    """The students whose submission of `chapter` the gradebook holds (a record without one would leave
+    `nbgrader export` and formgrader without the score); None when the gradebook cannot be read now, which
+    grading then reports."""
+    if not course.db_path.exists():
+        return set()
+    from nbgrader.api import Assignment, Gradebook, SubmittedAssignment
+
+    try:
+        with Gradebook(course.db_url, "torchcourse") as gb:
+            return {sid for (sid,) in gb.db.query(SubmittedAssignment.student_id).join(Assignment)
+                    .filter(Assignment.name == chapter)}
+    except Exception:
+        return None
 
 
 def autograde(course: Course, chapter: str, workers: int | None = None, scheduler: str | None = None,

@@ -479,3 +479,19 @@ def test_a_regrade_that_fails_leaves_no_record_of_the_old_submission(course, mon
     assert autograde_mod.read_record(course, "ann", CHAPTER)["score"] == 5.0
     monkeypatch.setattr(autograde_mod, "_atomic_write", real)
     assert sorted(autograde(course, CHAPTER, progress=False)) == ["bob"]
+
+
+def test_a_record_the_gradebook_lost_is_regraded(course, gradebook_template):
+    """A gradebook replaced (restored, recreated) or a submission removed from it left the records claiming grades
+    `nbgrader export` no longer had: a plain rerun graded nobody and exited 0."""
+    from nbgrader.api import Gradebook
+
+    autograde(course, CHAPTER, progress=False, seed=1)
+    with Gradebook(course.db_url, "torchcourse") as gb:
+        gb.remove_submission(CHAPTER, "bob")
+    assert sorted(autograde(course, CHAPTER, progress=False)) == ["bob"]
+    tiny_gradebook(course.db_path, gradebook_template)  # the chapter, and no submission
+    assert sorted(autograde(course, CHAPTER, progress=False)) == ["ann", "bob"]
+    with Gradebook(course.db_url, "torchcourse") as gb:
+        assert {s.student.id: s.score for s in gb.find_assignment(CHAPTER).submissions} == {"ann": 5.0, "bob": 5.0}
+    assert autograde(course, CHAPTER, progress=False) == {}
