@@ -89,6 +89,11 @@ def _autograde(args, course: Course) -> int:
         try:
             records = autograde(course, chapter, workers=args.workers, scheduler=args.scheduler, limits=limits,
                                 force=args.force, students=args.student or None)
+        except KeyboardInterrupt:  # Ctrl-C: each record is written whole after its gradebook commit, or not at all
+            waiting = due(course, chapter, args.force, args.student)
+            print(f"\nautograde: interrupted; {chapter}: {len(waiting)} submission(s) NOT recorded, every record "
+                  "written is kept: run autograde again to grade only those", file=sys.stderr)
+            return 130
         except Exception as exc:  # the solution fails its own checks, the gradebook is locked...: nobody is graded
             why = str(exc) if isinstance(exc, (RuntimeError, ValueError)) else f"{type(exc).__name__}: {exc}"
             # one line, never a traceback (SQLAlchemy's messages go on with the SQL and a link)

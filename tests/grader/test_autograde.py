@@ -495,3 +495,22 @@ def test_a_record_the_gradebook_lost_is_regraded(course, gradebook_template):
     with Gradebook(course.db_url, "torchcourse") as gb:
         assert {s.student.id: s.score for s in gb.find_assignment(CHAPTER).submissions} == {"ann": 5.0, "bob": 5.0}
     assert autograde(course, CHAPTER, progress=False) == {}
+
+
+def test_an_interrupted_batch_is_one_line_and_keeps_every_record_written(course, monkeypatch, capsys, cli):
+    """Ctrl-C during a batch ended in a KeyboardInterrupt traceback that said nothing of what was kept."""
+
+    class Interrupted(FakePool):
+        def run(self, jobs):
+            for job, raw in super().run(jobs):
+                if job.key[0] == "bob":
+                    raise KeyboardInterrupt
+                yield job, raw
+
+    monkeypatch.setattr(autograde_mod, "LocalPool", Interrupted)
+    assert cli(["--root", str(course.root), "autograde"]) == 130
+    err = capsys.readouterr().err
+    assert f"autograde: interrupted; {CHAPTER}: 1 submission(s) NOT recorded, every record written is kept" in err
+    assert "Traceback" not in err
+    monkeypatch.setattr(autograde_mod, "LocalPool", FakePool)
+    assert sorted(autograde(course, CHAPTER, progress=False)) == ["bob"]
