@@ -303,15 +303,22 @@ def due(course: Course, chapter: str, force: bool = False, students: list[str] |
     todo, held = [], ...
     for s in everyone:
         rec = read_record(course, s, chapter)
-        if (force or rec is None or rec.get("grader_errors")
-                or rec.get("submission") != submission_hash(course.submitted / s / chapter)):
-            todo.append(s)
+        folder = course.submitted / s / chapter
+        if (force or rec is None or rec.get("grader_errors") or rec.get("submission") != submission_hash(folder)
+                or rec.get("submitted_at") != _submitted_at(folder)):
+            todo.append(s)  # the same notebooks submitted again later: the gradebook's time (lateness) changes
             continue
         if held is ...:
             held = _in_gradebook(course, chapter)
         if held is not None and s not in held:
             todo.append(s)  # recorded, but the gradebook lost it (replaced, reset, the submission removed)
     return todo
+
+
+def _submitted_at(folder: Path) -> str | None:
+    """The submission time as a record holds it."""
+    at = read_timestamp(folder)[0]
+    return at.isoformat(sep=" ") if at else None
 
 
 def _in_gradebook(course: Course, chapter: str) -> set[str] | None:

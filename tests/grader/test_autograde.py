@@ -514,3 +514,17 @@ def test_an_interrupted_batch_is_one_line_and_keeps_every_record_written(course,
     assert "Traceback" not in err
     monkeypatch.setattr(autograde_mod, "LocalPool", FakePool)
     assert sorted(autograde(course, CHAPTER, progress=False)) == ["bob"]
+
+
+def test_the_same_notebooks_submitted_again_later_are_regraded_with_the_new_time(course):
+    """Only the notebooks were compared: a second submission of the same notebooks after the deadline kept the first
+    time in the gradebook, so nbgrader's late penalty was never applied."""
+    from nbgrader.api import Gradebook
+
+    autograde(course, CHAPTER, progress=False, seed=1)
+    (course.submitted / "bob" / CHAPTER / "timestamp.txt").write_text("2026-12-24 08:00:00.000000 UTC")
+    again = autograde(course, CHAPTER, progress=False)
+    assert sorted(again) == ["bob"] and again["bob"]["submitted_at"] == "2026-12-24 08:00:00"
+    with Gradebook(course.db_url, "torchcourse") as gb:
+        assert str(gb.find_submission(CHAPTER, "bob").timestamp) == "2026-12-24 08:00:00"
+    assert autograde(course, CHAPTER, progress=False) == {}
