@@ -7,6 +7,7 @@ rows, so nothing is lost or duplicated.
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 import warnings
@@ -49,21 +50,32 @@ def ensure_assignment(course: Course, chapter: str) -> None:
         if not done.get("success"):
             raise RuntimeError(f"nbgrader could not record {chapter} in the gradebook:\n{done.get('log', '')}"
                                f"{done.get('error', '')}")
-    stamp = course.db_path.with_name(".gradebook-sources.json")
     import json
 
-    data = json.loads(stamp.read_text()) if stamp.exists() else {}
+    stamp = course.db_path.with_name(".gradebook-sources.json")
+    data = _saved_stamps(course)
     data[chapter] = _source_stamp(course, chapter)
-    stamp.write_text(json.dumps(data))
+    tmp = stamp.with_name(stamp.name + ".tmp")  # whole or not at all: see _saved_stamps
+    tmp.write_text(json.dumps(data))
+    os.replace(tmp, stamp)
+
+
+def _saved_stamps(course: Course) -> dict:
+    """What ensure_assignment saved: chapter -> its solutions' times. A file that is missing or cannot be read
+    (torn by a kill or a full disk while it was written) counts as empty: each chapter is recorded again, rather
+    than every later autograde of the course stopping on a JSON error."""
+    import json
+
+    try:
+        data = json.loads(course.db_path.with_name(".gradebook-sources.json").read_text())
+    except (OSError, ValueError):
+        return {}
+    return data if type(data) is dict else {}
 
 
 def _changed_since_saved(course: Course, chapter: str) -> bool:
-    import json
-
-    stamp = course.db_path.with_name(".gradebook-sources.json")
-    if not stamp.exists():
-        return True  # recorded by someone else, perhaps from older solutions: record it again
-    return json.loads(stamp.read_text()).get(chapter) != _source_stamp(course, chapter)
+    # not saved: recorded by someone else, perhaps from older solutions; record it again
+    return _saved_stamps(course).get(chapter) != _source_stamp(course, chapter)
 
 
 _OPEN: dict[str, object] = {}  # db url -> nbgrader Gradebook, open for a whole batch (see close())

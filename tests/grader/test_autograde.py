@@ -528,3 +528,15 @@ def test_the_same_notebooks_submitted_again_later_are_regraded_with_the_new_time
     with Gradebook(course.db_url, "torchcourse") as gb:
         assert str(gb.find_submission(CHAPTER, "bob").timestamp) == "2026-12-24 08:00:00"
     assert autograde(course, CHAPTER, progress=False) == {}
+
+
+@pytest.mark.parametrize("torn", ['{"ch": {"nb.ipy', "[]", "\0\0\0\0"])
+def test_a_torn_gradebook_stamp_is_recorded_again_not_a_chapter_that_never_grades(course, monkeypatch, capsys, torn):
+    """ensure_assignment wrote .gradebook-sources.json in place: torn by a kill or a full disk, every later
+    autograde of the chapter stopped on a JSON error until someone deleted the file by hand."""
+    monkeypatch.setattr(gradebook, "ensure_assignment", real_ensure_assignment)
+    stamp = course.db_path.with_name(".gradebook-sources.json")
+    stamp.write_text(torn)
+    out = autograde(course, CHAPTER, progress=False, seed=1)
+    assert sorted(out) == ["ann", "bob"] and out.not_recorded == {}
+    assert list(json.loads(stamp.read_text())) == [CHAPTER]
