@@ -306,7 +306,9 @@ def due(course: Course, chapter: str, force: bool = False, students: list[str] |
         folder = course.submitted / s / chapter
         if (force or rec is None or rec.get("grader_errors") or rec.get("submission") != submission_hash(folder)
                 or rec.get("submitted_at") != _submitted_at(folder)):
-            todo.append(s)  # the same notebooks submitted again later: the gradebook's time (lateness) changes
+            # a record a grader-side failure spoilt is regraded by a plain rerun; so are the same notebooks
+            # submitted again at another time: the gradebook's time (lateness) changes
+            todo.append(s)
             continue
         if held is ...:
             held = _in_gradebook(course, chapter)
