@@ -132,15 +132,18 @@ def load(path: Path) -> GradeRecord | None:
 
 
 def load_record(course, student: str, chapter: str) -> GradeRecord | None:
-    """The record of `student` for `chapter` in `course` (a grader.course.Course), or None."""
-    return load(record_path(course.autograded, student, chapter))
+    """The record of `student` for `chapter` in `course` (a grader.course.Course), or None. One that names another
+    student or chapter (copied by hand) is none: the report would list that student twice, this one never."""
+    rec = load(record_path(course.autograded, student, chapter))
+    return rec if rec is not None and (rec.student, rec.chapter) == (student, chapter) else None
 
 
 def unusable(course, student: str, chapter: str) -> str | None:
     """One line for `feedback` and `report` when `student` has a record file for `chapter` that cannot be used
     (truncated, edited by hand, a link): it counts as no record, and is said, never skipped in silence."""
     path = record_path(course.autograded, student, chapter)
-    if not os.path.lexists(path) or load(path) is not None:
+    if not os.path.lexists(path) or load_record(course, student, chapter) is not None:
         return None
     return (f"the grade record of {student} for {chapter} ({path.relative_to(course.root)}) cannot be read "
-            f"(truncated, edited or not a plain file); run `python -m grader autograde {chapter}` to regrade it")
+            f"(truncated, edited, another's or not a plain file); run `python -m grader autograde {chapter}` to "
+            "regrade it")

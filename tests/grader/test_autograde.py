@@ -540,3 +540,17 @@ def test_a_torn_gradebook_stamp_is_recorded_again_not_a_chapter_that_never_grade
     out = autograde(course, CHAPTER, progress=False, seed=1)
     assert sorted(out) == ["ann", "bob"] and out.not_recorded == {}
     assert list(json.loads(stamp.read_text())) == [CHAPTER]
+
+
+def test_a_record_copied_from_another_student_is_not_theirs(course, capsys, cli):
+    """A record copied by hand into another student's folder was read as that student's: the report listed its
+    student twice (the name comes from the record) and the other not at all."""
+    autograde(course, CHAPTER, progress=False, seed=1)
+    rec = course.autograded / "bob" / CHAPTER / ".torchcourse-grade.json"
+    (course.autograded / "ann" / CHAPTER / ".torchcourse-grade.json").write_text(rec.read_text())
+    capsys.readouterr()
+    assert cli(["--root", str(course.root), "report"]) == 0
+    assert "report: the grade record of ann for ch" in capsys.readouterr().err
+    rows = (course.reports / f"{CHAPTER}.csv").read_text().splitlines()
+    assert [r.split(",")[0] for r in rows[1:]] == ["bob"]
+    assert sorted(autograde(course, CHAPTER, progress=False)) == ["ann"]
