@@ -383,7 +383,7 @@ def breakdown(chapter: str, students: int, repeat: int) -> tuple[list[tuple[str,
 
     sys.path.insert(0, str(REPO))
     from grader import gradebook
-    from grader.autograde import _cells, chapter_files, executed_notebook, write_executed
+    from grader.autograde import _cells, chapter_files, chapter_markdown, executed_notebook, write_executed
     from grader.course import Course
     from grader.judge import judge, reference_values
     from grader.sandbox import Limits, SandboxWorker, split_cells
@@ -404,11 +404,13 @@ def breakdown(chapter: str, students: int, repeat: int) -> tuple[list[tuple[str,
         seed = 20261201
         jobs, subs = [], {}
         with SandboxWorker(limits) as worker:
-            refs = {}
+            refs, sols = {}, {}
             for nb in nbs:
-                sol = solution_notebook(course.solutions / chapter / f"{nb}.ipynb", chapter, nb, course.db_url)
+                sol = sols[nb] = solution_notebook(course.solutions / chapter / f"{nb}.ipynb", chapter, nb,
+                                                   course.db_url)
                 refs[nb] = reference_values(sol, worker.run(_cells(sol), seed, list(sol.grade_cells.values()),
                                                             files))
+            own_markdown = chapter_markdown(sols)
             for s in course.students(chapter):
                 exercises = []
                 for nb in nbs:
@@ -427,7 +429,7 @@ def breakdown(chapter: str, students: int, repeat: int) -> tuple[list[tuple[str,
                     t = time.perf_counter()
                     out = course.autograded / s / chapter
                     out.mkdir(parents=True, exist_ok=True)
-                    write_executed(out / f"{nb}.ipynb", executed_notebook(sub, raw))
+                    write_executed(out / f"{nb}.ipynb", executed_notebook(sub, raw, own_markdown))
                     add("autograded notebook", time.perf_counter() - t)
                     jobs.append({"name": nb, "cells": split_cells(_cells(sub), watch), "seed": seed})
                     subs.setdefault(nb, []).append(sum(c.get("seconds", 0) for c in raw.cells.values()))

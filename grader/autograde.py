@@ -204,8 +204,10 @@ def _copy_for_output(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     return out
 
 
-def executed_notebook(sub: Sanitised, raw: RawResult) -> nbformat.NotebookNode:
-    """The sanitised notebook with the sandbox's outputs, HTML made inert: what formgrader shows an instructor."""
+def executed_notebook(sub: Sanitised, raw: RawResult, own_markdown: frozenset[str] = frozenset()
+                      ) -> nbformat.NotebookNode:
+    """The sanitised notebook with the sandbox's outputs, HTML made inert: what formgrader shows an instructor.
+    `own_markdown`: the chapter's own markdown cells (`chapter_markdown`), which hold no learner's text."""
     nb = _copy_for_output(sub.nb)
     states = cell_states(raw, len(sub.code_cells))
     room = NOTEBOOK_OUTPUT_BYTES  # what formgrader and feedback render stays bounded however much came back
@@ -230,7 +232,7 @@ def executed_notebook(sub: Sanitised, raw: RawResult) -> nbformat.NotebookNode:
             outs.append(nbformat.v4.new_output("error", ename=f"Grader{states[pos].title()}",
                                                evalue=f"this cell did not finish ({states[pos]})", traceback=[]))
         cell.outputs = outs
-    safe_notebook(nb)  # formgrader renders this notebook in an instructor's browser: no learner script runs
+    safe_notebook(nb, own_markdown)  # formgrader renders this notebook in an instructor's browser: no learner script
     if not _valid_beside_outputs(nb, sub.code_cells):
         for index in sub.code_cells:
             nb.cells[index].outputs = []
@@ -378,6 +380,7 @@ def autograde(course: Course, chapter: str, workers: int | None = None, schedule
         info = {nb: SourceBook(course.db_url, chapter, nb) for nb in notebooks}  # one read for the batch
         sols = {nb: solution_notebook(course.solutions / chapter / f"{nb}.ipynb", chapter, nb, course.db_url)
                 for nb in notebooks}
+        own_markdown = chapter_markdown(sols)
         pool.wait_ready()
         # Everything alive now (nbgrader, SQLAlchemy, nbformat, the pool) lives as long as the batch: out of the
         # collector's reach until the end, a full collection walks only what grading made (each one walked all
@@ -405,7 +408,7 @@ def autograde(course: Course, chapter: str, workers: int | None = None, schedule
                 return
             del pending[s]
             try:
-                records[s] = _finish(course, chapter, s, notebooks, p, refs, info, seed)
+                records[s] = _finish(course, chapter, s, notebooks, p, refs, info, seed, own_markdown)
                 if records[s].get("grader_errors"):
                     why = "; ".join(f"{nb}.ipynb: {e}" for nb, e in records[s]["grader_errors"].items())
                     outcome.not_recorded[s] = (f"graded only in part, after one retry, because of a grader-side "
@@ -497,12 +500,17 @@ def chapter_files(course: Course, chapter: str, limit: int = 64 * 2**20) -> dict
     return files
 
 
+def chapter_markdown(sols: dict[str, Sanitised]) -> frozenset[str]:
+    """The text of every markdown cell of the chapter's solution notebooks: the course's own, not a learner's."""
+    return frozenset(c.source for sol in sols.values() for c in sol.nb.cells if c.get("cell_type") == "markdown")
+
+
 def _cells(sub: Sanitised) -> list[str]:
     return [sub.nb.cells[i].source for i in sub.code_cells]
 
 
 def _finish(course: Course, chapter: str, student: str, notebooks: list[str], p: Pending, refs: dict,
-            info: dict, seed: int) -> dict:
+            info: dict, seed: int, own_markdown: frozenset[str] = frozenset()) -> dict:
     folder = course.submitted / student / chapter
     out = course.autograded / student / chapter
     out.mkdir(parents=True, exist_ok=True)
@@ -537,7 +545,7 @@ def _finish(course: Course, chapter: str, student: str, notebooks: list[str], p:
             flags.append(f"{nb}.ipynb: the run ended with {raw.status}"
                          + (f", signal {raw.signal}" if raw.signal else "")
                          + (f", exit code {raw.code}" if raw.code else ""))
-        write_executed(out / f"{nb}.ipynb", executed_notebook(sub, raw))
+        write_executed(out / f"{nb}.ipynb", executed_notebook(sub, raw, own_markdown))
     expected = {f"{nb}.ipynb" for nb in notebooks}
     try:
         extras = sorted(e.name for e in folder.iterdir() if e.name not in expected and e.name != "timestamp.txt")

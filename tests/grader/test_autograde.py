@@ -351,6 +351,24 @@ def test_a_notebook_invalid_outside_its_outputs_keeps_no_outputs():
     assert good.cells[code[0]].outputs == [nbformat.v4.new_output("stream", name="stdout", text="hi\n")]
 
 
+def test_only_a_learners_markdown_is_rendered_to_be_checked_the_chapters_own_is_left_as_it_is():
+    # The chapter's own markdown (every cell of its solutions) was rendered and cleaned once a batch, 0.2 s for
+    # chapter 1; a cell whose text is not the chapter's is the learner's and is still made inert.
+    from grader.autograde import chapter_markdown
+
+    nb = solution_nb()
+    code = [i for i, c in enumerate(nb.cells) if c.cell_type == "code"]
+    own, theirs = "[a](javascript:alert(1))", "[b](javascript:alert(2))"
+    nb.cells[0].source = own
+    sol = Sanitised(nb, code, {"ex": 2, "ey": 3}, {"ex": 2.0, "ey": 3.0}, [])
+    sub = Sanitised(nbformat.from_dict(json.loads(json.dumps(nb))), code, sol.grade_cells, sol.points, [])
+    sub.nb.cells.append(nbformat.v4.new_markdown_cell(theirs))
+    run = RawResult("exited", {}, 1.0, 0)
+    out = executed_notebook(sub, run, chapter_markdown({"nb": sol}))
+    assert out.cells[0].source == own and out.cells[-1].source != theirs and "javascript" not in out.cells[-1].source
+    assert "javascript" not in executed_notebook(sub, run).cells[0].source  # not the chapter's: checked
+
+
 def test_the_submission_hash_sees_notebooks_only(tmp_path):
     write(answered_nb(), tmp_path / "nb.ipynb")
     first = submission_hash(tmp_path)
