@@ -684,9 +684,7 @@ def _fresh_job_space(jobdir: str, tmp_mb: int, uid: int | None, gid: int | None)
     bounded. When the job's last process exits, the namespaces go and everything in them is freed: nothing
     is left for the next job to read, and no memory stays charged to the warm worker.
     Runs as root, before the uid is dropped."""
-    if _libc.unshare(JOB_NAMESPACES) != 0:
-        raise OSError(ctypes.get_errno(), "unshare(CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWNET) failed")
-    _loopback_up()
+    _job_namespaces()
     _mount("none", "/", None, MS_REC | MS_PRIVATE)  # nothing mounted here reaches the worker
     # The chapter's data files the grader put beside the cells (job.json is the worker's, raw.out the output's).
     data = {}
@@ -719,6 +717,13 @@ def _fresh_job_space(jobdir: str, tmp_mb: int, uid: int | None, gid: int | None)
         os.close(fd)
 
 
+def _job_namespaces() -> None:
+    """Enter a job's own mount, IPC and network namespaces, its loopback up (`_fresh_job_space`, and its probe)."""
+    if _libc.unshare(JOB_NAMESPACES) != 0:
+        raise OSError(ctypes.get_errno(), "unshare(CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWNET) failed")
+    _loopback_up()
+
+
 def _loopback_up() -> None:
     """Bring up the loopback interface of a new network namespace (it starts down): lessons talk to
     127.0.0.1 (chapter 3's gloo), as they did in the worker's namespace."""
@@ -741,9 +746,7 @@ def _job_namespaces_here() -> str:
         code = 0
         try:
             os.close(r)
-            if _libc.unshare(JOB_NAMESPACES) != 0:
-                raise OSError(ctypes.get_errno(), "unshare(CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWNET) failed")
-            _loopback_up()
+            _job_namespaces()
             _mount("none", "/", None, MS_REC | MS_PRIVATE)
             _mount("tmpfs", os.getcwd(), "tmpfs", MS_NOSUID | MS_NODEV, "size=1m")
         except BaseException as exc:
