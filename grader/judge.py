@@ -5,9 +5,10 @@ process that ran learner code; it can be forged. An exercise therefore scores on
 (1) the test cell ran to the end without error, (2) every value it emitted equals the
 value the same hidden cell emitted on solutions/ with the same grader-chosen seed (same
 names, same order, nothing missing, nothing extra; values taken by the sandbox's audit hook,
-not from the cell's outputs), and (3) the sandbox recorded no tampering in this cell or any
-cell before it (grader/README.md, "Threat model"). Missing or malformed values fail. Tolerances come only from the
-reference side. Scores are clamped to [0, max].
+not from the cell's outputs), compared as the solution's emit says (its tolerances, and its
+layout flag), and (3) the sandbox recorded no tampering in this cell or any cell before it
+(grader/README.md, "Threat model"). Missing or malformed values fail. Tolerances and layout
+come only from the reference side. Scores are clamped to [0, max].
 """
 
 from __future__ import annotations
@@ -50,20 +51,25 @@ def emitted(records: Any, slug: str) -> tuple[list[tuple[str, Any, dict]], list[
         if payload.get("slug") != slug:
             bad.append(f"value emitted for another exercise ({str(payload.get('slug'))[:40]!r})")
             continue
-        tol = {k: payload[k] for k in ("rtol", "atol") if type(payload.get(k)) in (int, float)}
-        values.append((payload["name"], payload["value"], tol))
+        how = {k: payload[k] for k in ("rtol", "atol") if type(payload.get(k)) in (int, float)}
+        if payload.get("layout") is True:
+            how["layout"] = True
+        values.append((payload["name"], payload["value"], how))
     return values, bad
 
 
 def compare(ref: list[tuple[str, Any, dict]], got: list[tuple[str, Any, dict]]) -> str | None:
-    """None when the learner's emitted sequence matches the reference's; else the first difference."""
-    for k, (name, value, tol) in enumerate(ref):
+    """None when the learner's emitted sequence matches the reference's; else the first difference. Each
+    value is compared as the solution's check compared it (its tolerances, and strides only where it asked
+    for a layout): the same ``plain_difference`` the checks in the kernel use."""
+    for k, (name, value, how) in enumerate(ref):
         if k >= len(got):
             return f"no value emitted for {name!r}"
-        gname, gvalue, _ = got[k]  # the learner's tolerances are ignored
+        gname, gvalue, _ = got[k]  # the learner's comparison is ignored
         if gname != name:
             return f"emitted {gname!r} where {name!r} was expected"
-        diff = plain_difference(value, gvalue, float(tol.get("rtol", RTOL)), float(tol.get("atol", ATOL)))
+        diff = plain_difference(value, gvalue, float(how.get("rtol", RTOL)), float(how.get("atol", ATOL)),
+                                layout=how.get("layout") is True)
         if diff:
             return f"{name}: {diff}"
     if len(got) > len(ref):

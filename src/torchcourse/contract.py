@@ -125,28 +125,114 @@ def secret_lines(sources: Iterable[str], kinds: set[str] = frozenset({"solution"
 
 
 # --------------------------------------------------------------------------- judging plain values
+# The one definition of "equal" and "close": the checks in the learner's kernel (torchcourse.grading's
+# expect_* helpers) and the grader's judge outside the sandbox both call plain_difference, with the
+# tolerances the check used, so a value one side accepts the other accepts too.
 
 
-def plain_difference(ref: Any, got: Any, rtol: float = RTOL, atol: float = ATOL, path: str = "") -> str | None:
+def close_enough(got: float, ref: float, rtol: float, atol: float) -> bool:
+    """``|got - ref| <= atol + rtol * |ref|`` in float64, as ``torch.isclose`` defines closeness."""
+    return math.isfinite(ref) and math.isfinite(got) and abs(got - ref) <= atol + rtol * abs(ref)
+
+
+def _is_array(plain: Any) -> bool:
+    return type(plain) is dict and plain.get("kind") in ("tensor", "ndarray")
+
+
+def _is_special_float(v: Any) -> bool:
+    return type(v) is dict and set(v) == {"float"}
+
+
+def _elements(data: Any, shape: list, prefix: tuple = ()) -> Iterable[tuple[tuple, Any]]:
+    """(index, element) of a tensor's nested data, in row-major order; a complex element is ``[re, im]``."""
+    if len(prefix) == len(shape):
+        yield prefix, data
+        return
+    for i, row in enumerate(data if type(data) is list else []):
+        yield from _elements(row, shape, prefix + (i,))
+
+
+def _scalar_difference(r: Any, g: Any, rtol: float, atol: float) -> float | None:
+    """None when two tensor elements match; else how far apart they are (inf when not comparable)."""
+    if type(r) is list and type(g) is list and len(r) == len(g):  # complex: real and imaginary parts
+        worst = [_scalar_difference(a, b, rtol, atol) for a, b in zip(r, g)]
+        bad = [w for w in worst if w is not None]
+        return max(bad) if bad else None
+    if type(r) is float and type(g) is float:
+        return None if (r == g or close_enough(g, r, rtol, atol)) else abs(g - r)
+    if r == g and type(r) is type(g):
+        return None
+    if type(r) in (int, float) and type(g) in (int, float) and type(r) is not bool and type(g) is not bool:
+        return float(abs(g - r))
+    return math.inf
+
+
+def strides_match(shape: Iterable[int], ref: Iterable[int], got: Iterable[int]) -> bool:
+    """Strides compared only where they mean something: PyTorch treats the stride of a dimension of size 0
+    or 1 as arbitrary, and a tensor with no elements has no layout at all."""
+    shape, ref, got = list(shape), list(ref), list(got)
+    if any(n == 0 for n in shape):
+        return True
+    return len(ref) == len(got) == len(shape) and all(n <= 1 or a == b for n, a, b in zip(shape, ref, got))
+
+
+def _array_difference(ref: dict, got: dict, rtol: float, atol: float, layout: bool, where: str) -> str | None:
+    if ref.get("kind") != got.get("kind"):
+        return f"{where}: got {type_name(got)}, expected {type_name(ref)}"
+    if ref.get("dtype") != got.get("dtype"):
+        return f"{where}: got dtype {got.get('dtype')}, expected dtype {ref.get('dtype')}"
+    if ref.get("shape") != got.get("shape"):
+        return f"{where}: got shape {tuple(got.get('shape') or ())}, expected shape {tuple(ref.get('shape') or ())}"
+    if layout and not strides_match(ref.get("shape") or [], ref.get("stride") or [], got.get("stride") or []):
+        got_strides, ref_strides = tuple(got.get("stride") or ()), tuple(ref.get("stride") or ())
+        return f"{where}: got strides {got_strides}, expected strides {ref_strides}"
+    shape = list(ref.get("shape") or [])
+    first, worst, count = None, 0.0, 0
+    for (index, r), (_, g) in zip(_elements(ref.get("data"), shape), _elements(got.get("data"), shape)):
+        if _is_special_float(r) or _is_special_float(g):
+            far = None if r == g else math.inf
+        else:
+            far = _scalar_difference(r, g, rtol, atol)
+        if far is not None:
+            count += 1
+            worst = max(worst, far)
+            if first is None:
+                first = (index, r, g)
+    if first is None:
+        return None
+    index, r, g = first
+    at = index if len(index) != 1 else index[0]
+    text = f"{where}: {count} element(s) differ; the first at index {at}: got {_short(g)}, expected {_short(r)}"
+    return text + (f"; largest difference {worst:.3g}" if math.isfinite(worst) else "")
+
+
+def plain_difference(ref: Any, got: Any, rtol: float = RTOL, atol: float = ATOL, path: str = "",
+                     layout: bool = False) -> str | None:
     """None when ``got`` matches ``ref``; else where and how it differs. Both are plain JSON data as
     ``torchcourse.grading.to_plain`` makes it. Types are compared exactly: ``bool``, ``int``, ``float``
     and ``str`` differ from one another (a ``1.0`` is not a ``1``, a ``True`` not a ``1``); floats match
-    within ``rtol``/``atol`` (NaN and infinities are encoded and must match exactly)."""
+    within ``rtol``/``atol`` in float64 (NaN and infinities must match exactly). Tensors and arrays agree
+    in kind, dtype, shape and every element; their strides count only with ``layout`` (an exercise about
+    memory layout), and then never in a dimension of size 0 or 1."""
     where = path or "value"
     if type(ref) is not type(got):
         return f"{where}: got {type_name(got)} {_short(got)}, expected {type_name(ref)} {_short(ref)}"
     if type(ref) is float:
-        if math.isfinite(ref) and math.isfinite(got) and abs(got - ref) <= atol + rtol * abs(ref):
+        if close_enough(got, ref, rtol, atol) or got == ref:
             return None
-        return f"{where}: got {_short(got)}, expected {_short(ref)}"
+        return f"{where}: got {_short(got)}, expected {_short(ref)} (difference {abs(got - ref):.3g})"
     if type(ref) is dict:
         if set(ref) == {"error"} and set(got) == {"error"}:  # both raised: the exception type must agree
             rt, gt = str(ref["error"]).split(":")[0], str(got["error"]).split(":")[0]
             return None if rt == gt else f"{where}: raised {gt}, expected {rt}"
+        if _is_array(ref) and _is_array(got):
+            return _array_difference(ref, got, rtol, atol, layout, where)
+        if len(ref) == 1 and set(ref) == set(got) and next(iter(ref)) in ("tuple", "dict"):  # a type tag
+            return plain_difference(ref[next(iter(ref))], got[next(iter(got))], rtol, atol, path, layout)
         if set(ref) != set(got):
-            return f"{where}: got {_short(got)}, expected {_short(ref)}"
+            return f"{where}: got {type_name(got)} {_short(got)}, expected {type_name(ref)} {_short(ref)}"
         for k in ref:
-            diff = plain_difference(ref[k], got[k], rtol, atol, f"{path}.{k}" if path else k)
+            diff = plain_difference(ref[k], got[k], rtol, atol, f"{path}.{k}" if path else k, layout)
             if diff:
                 return diff
         return None
@@ -154,7 +240,7 @@ def plain_difference(ref: Any, got: Any, rtol: float = RTOL, atol: float = ATOL,
         if len(ref) != len(got):
             return f"{where}: {len(got)} items, expected {len(ref)}"
         for i, (r, g) in enumerate(zip(ref, got)):
-            diff = plain_difference(r, g, rtol, atol, f"{path}[{i}]")
+            diff = plain_difference(r, g, rtol, atol, f"{path}[{i}]", layout)
             if diff:
                 return diff
         return None
@@ -162,14 +248,17 @@ def plain_difference(ref: Any, got: Any, rtol: float = RTOL, atol: float = ATOL,
 
 
 def type_name(plain: Any) -> str:
-    """What a plain value was before encoding, in a learner's words (``a tuple``, ``a float``, ...)."""
+    """What a plain value was before encoding, named as Python names it (``a tuple``, ``a float``,
+    ``a torch.Tensor of dtype torch.float32``, ``a numpy.float64``)."""
     if type(plain) is dict:
         if "tuple" in plain and len(plain) == 1:
             return "a tuple"
-        if plain.get("kind") in ("tensor", "ndarray"):
-            return f"a {plain['kind']} of dtype {plain.get('dtype')}"
+        if plain.get("kind") == "tensor":
+            return f"a torch.Tensor of dtype {plain.get('dtype')}"
+        if plain.get("kind") == "ndarray":
+            return f"a numpy.ndarray of dtype {plain.get('dtype')}"
         if plain.get("kind") == "numpy-scalar":
-            return f"a NumPy {plain.get('dtype')} scalar"
+            return f"a numpy.{plain.get('dtype')}"
         if set(plain) == {"float"}:
             return "a float"
         if set(plain) == {"error"}:

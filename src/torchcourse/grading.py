@@ -8,6 +8,7 @@ detecting grading.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import math
 import sys
@@ -17,11 +18,11 @@ from typing import Any
 import numpy as np
 import torch
 
-from torchcourse.contract import EMIT_MIME, plain_difference, type_name
+from torchcourse.contract import ATOL, EMIT_MIME, RTOL, plain_difference, strides_match, type_name
 
 __all__ = ["DEFAULT_SEED", "EMIT_MIME", "CheckFailed", "attempt", "call", "check", "emit", "expect_close",
-           "expect_equal", "expect_no_error", "expect_raises", "expect_tensor", "expect_true", "get_seed", "rng",
-           "set_seed", "shares_storage", "to_plain", "torch_generator"]
+           "expect_equal", "expect_no_error", "expect_raises", "expect_tensor", "expect_true", "expect_unchanged",
+           "fresh", "get_seed", "rng", "set_seed", "shares_storage", "to_plain", "torch_generator"]
 
 #: The course seed used when nobody chose another: a learner's self-check is repeatable.
 DEFAULT_SEED = 20240917
@@ -131,12 +132,15 @@ def _plain_data(data: Any) -> Any:
     return data
 
 
-def emit(slug: str, name: str, value: Any, *, rtol: float | None = None, atol: float | None = None) -> None:
+def emit(slug: str, name: str, value: Any, *, rtol: float | None = None, atol: float | None = None,
+         layout: bool = False) -> None:
     """Record a value that a hidden check judged, as a display output only the grader reads.
 
-    Call it *before* asserting, so a failing check still records what the learner produced.
-    ``rtol``/``atol`` set how closely floats must match; the grader takes them from the
-    solution's run only, never from the learner's.
+    Call it *before* asserting, so a failing check still records what the learner produced. Give it the
+    comparison its check uses: ``rtol``/``atol`` as passed to ``expect_close`` (default ``contract.RTOL``
+    and ``ATOL``), and ``layout=True`` only where the check compares strides. The grader judges the value
+    with ``contract.plain_difference`` under exactly these, taken from the solution's run only, never
+    from the learner's.
     """
     try:
         payload = to_plain(value)
@@ -146,6 +150,8 @@ def emit(slug: str, name: str, value: Any, *, rtol: float | None = None, atol: f
     for key, tol in (("rtol", rtol), ("atol", atol)):
         if tol is not None:
             record[key] = float(tol)
+    if layout:
+        record["layout"] = True
     data = {EMIT_MIME: record}
     # The grader's sandbox takes emitted values from this audit event, through a hook learner code cannot
     # remove, and only when this function was called from a hidden block; the display below is for
@@ -200,90 +206,151 @@ def _where(taught: str | None) -> str:
     return f"\nSee: {taught}." if taught else ""
 
 
-def _fail(call_text: str, got: Any, want: str, taught: str | None, hint: str = "") -> None:
-    msg = f"{call_text} returned {got!r}; expected {want}."
-    if hint:
-        msg += f"\nHint: {hint}"
-    raise CheckFailed(msg + _where(taught))
+def _hint(hint: str) -> str:
+    return f"\nHint: {hint}" if hint else ""
+
+
+def _short_repr(value: Any, limit: int = 200) -> str:
+    # A long tensor printed whole buries the one element that matters; the difference line names it.
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit - 4] + " ..."
+
+
+def _describe(value: Any) -> str:
+    """A value as a learner should read it in a message: its type as Python names it, then its repr."""
+    if value is None:
+        return "None"
+    try:
+        kind = type_name(to_plain(value))
+    except NotPlainError:
+        kind = f"a {type(value).__module__}.{type(value).__qualname__}".replace("builtins.", "")
+    return f"{kind} {_short_repr(value)}"
+
+
+def _fail(call_text: str, got: str, want: str, taught: str | None, hint: str = "", detail: str = "") -> None:
+    msg = f"{call_text} returned {got}; expected {want}."
+    if detail:
+        msg += f"\nDifference: {detail}"
+    raise CheckFailed(msg + _hint(hint) + _where(taught))
 
 
 def _is_error(got: Any) -> bool:
     return type(got) is dict and set(got) == {"error"}
 
 
-def expect_no_error(got: Any, *, call: str, taught: str | None = None) -> None:
-    """Fail with the learner's exception message when ``grading.call`` caught one."""
+def expect_no_error(got: Any, *, call: str, taught: str | None = None, hint: str = "") -> None:
+    """Fail with the learner's exception message when ``grading.call`` caught one; the hint stays."""
     if _is_error(got):
-        raise CheckFailed(f"{call} raised {got['error']}" + _where(taught))
+        raise CheckFailed(f"{call} raised {got['error']}" + _hint(hint) + _where(taught))
 
 
-def _plain_or_fail(got: Any, call: str, taught: str | None) -> Any:
+def _plain_or_fail(got: Any, call: str, taught: str | None, hint: str = "") -> Any:
     try:
         return to_plain(got)
     except NotPlainError as exc:
-        raise CheckFailed(f"{call} returned {type(got).__name__}: {exc}" + _where(taught)) from None
+        raise CheckFailed(f"{call} returned {_describe(got)}: {exc}" + _hint(hint) + _where(taught)) from None
 
 
-def _describe(value: Any) -> str:
-    """A value as a learner should read it in a message: its type, then its repr."""
-    return f"{type_name(to_plain(value))} {value!r}"
-
-
-def expect_equal(got: Any, want: Any, *, call: str, taught: str | None = None, hint: str = "") -> None:
-    """Exact equality of type-tagged values: ``bool``, ``int``, ``float`` differ; a list is not a tuple
-    (a ``torch.Size`` is a tuple); tensors must agree in dtype, shape, strides and every element."""
-    expect_no_error(got, call=call, taught=taught)
-    plain, wanted = _plain_or_fail(got, call, taught), to_plain(want)
-    diff = plain_difference(wanted, plain, rtol=0.0, atol=0.0)
+def _judge(got: Any, want: Any, call: str, taught: str | None, hint: str, rtol: float, atol: float,
+           layout: bool) -> None:
+    # The grader's judge runs this same comparison (contract.plain_difference) on the emitted values.
+    expect_no_error(got, call=call, taught=taught, hint=hint)
+    plain, wanted = _plain_or_fail(got, call, taught, hint), to_plain(want)
+    diff = plain_difference(wanted, plain, rtol=rtol, atol=atol, layout=layout)
     if diff:
-        if type_name(plain) != type_name(wanted):
-            _fail(call, got, f"{_describe(want)} (a {type(got).__name__} is not what was asked)", taught, hint)
-        _fail(call, got, repr(want), taught, hint)
+        if type(want) is float and isinstance(got, np.floating):
+            hint = hint or "a NumPy scalar is not a Python float: convert it with float(...)"
+        # Where the types differ, the first line says all; else the difference names the element.
+        detail = diff.removeprefix("value: ") if type_name(plain) == type_name(wanted) else ""
+        _fail(call, _describe(got), _describe(want), taught, hint, detail)
 
 
-def expect_close(got: Any, want: torch.Tensor | float, *, call: str, rtol: float = 1e-5,
-                 atol: float = 1e-8, taught: str | None = None, hint: str = "") -> None:
-    """Values close to ``want`` within tolerances chosen by the exercise, never by the learner.
+def expect_equal(got: Any, want: Any, *, call: str, taught: str | None = None, hint: str = "",
+                 layout: bool = False) -> None:
+    """Exact equality of type-tagged values: ``bool``, ``int``, ``float`` differ; a list is not a tuple
+    (a ``torch.Size`` is a tuple); tensors must agree in dtype, shape and every element, and in strides
+    only with ``layout=True`` (for an exercise whose task asks for a layout)."""
+    _judge(got, want, call, taught, hint, 0.0, 0.0, layout)
 
-    The type must be ``want``'s: a ``float`` where a float is expected (an ``int`` fails), a tensor of
-    ``want``'s dtype where a tensor is expected. When two values print alike, the message shows the
-    largest difference.
+
+def expect_close(got: Any, want: Any, *, call: str, rtol: float = RTOL, atol: float = ATOL,
+                 taught: str | None = None, hint: str = "") -> None:
+    """Values close to ``want`` within tolerances chosen by the exercise, never by the learner, compared in
+    float64 as the grader compares them (``|got - want| <= atol + rtol * |want|``).
+
+    The type must be ``want``'s: a ``float`` where a float is expected (an ``int`` or a NumPy scalar
+    fails), a tensor of ``want``'s dtype and shape where a tensor is expected; tuples and lists are
+    compared item by item. A failure names the first differing element and the largest difference.
     """
-    expect_no_error(got, call=call, taught=taught)
-    if type(want) is float and type(got) is not float:
-        raise CheckFailed(f"{call} returned {_describe(got)}; expected a float close to {want!r}" + _where(taught))
-    if isinstance(want, torch.Tensor):
-        if type(got) is not torch.Tensor:
-            raise CheckFailed(f"{call} returned {_describe(got)}; expected a torch.Tensor" + _where(taught))
-        if got.dtype != want.dtype:
-            _fail(call, f"a tensor of dtype {got.dtype}", f"dtype {want.dtype}", taught, hint)
-    if type(got) not in (float, torch.Tensor):
-        raise CheckFailed(f"{call} returned a {type(got).__name__}; expected a tensor or a float" + _where(taught))
-    g = torch.as_tensor(got).detach().to(torch.float64)
-    w = torch.as_tensor(want).detach().to(torch.float64)
-    if tuple(g.shape) != tuple(w.shape):
-        _fail(call, f"shape {tuple(g.shape)}", f"shape {tuple(w.shape)}", taught, hint)
-    # Compared by hand, so a patched torch.allclose cannot change the verdict.
-    diff = (g - w).abs()
-    bound = atol + rtol * w.abs()
-    bad = ~(diff <= bound) & ~((g == w) | (g.isnan() & w.isnan()))
-    if bool(bad.any()):
-        worst = float(diff[bad].max())
-        _fail(call, got, f"{want!r} (largest difference {worst:.3g})", taught, hint)
+    _judge(got, want, call, taught, hint, rtol, atol, False)
 
 
 def expect_tensor(got: Any, *, call: str, shape: tuple | None = None, dtype: torch.dtype | None = None,
-                  stride: tuple | None = None, taught: str | None = None) -> None:
-    """A real ``torch.Tensor`` with the given shape, dtype and strides."""
-    expect_no_error(got, call=call, taught=taught)
+                  stride: tuple | None = None, taught: str | None = None, hint: str = "") -> None:
+    """A real ``torch.Tensor`` with the given shape, dtype and strides (strides of dimensions of size 0
+    or 1 are not compared: PyTorch treats them as arbitrary)."""
+    expect_no_error(got, call=call, taught=taught, hint=hint)
     if type(got) is not torch.Tensor:
-        raise CheckFailed(f"{call} returned a {type(got).__name__}; expected a torch.Tensor" + _where(taught))
+        _fail(call, _describe(got), "a torch.Tensor", taught, hint)
     if shape is not None and tuple(got.shape) != tuple(shape):
-        _fail(call, f"a tensor of shape {tuple(got.shape)}", f"shape {tuple(shape)}", taught)
+        _fail(call, f"a tensor of shape {tuple(got.shape)}", f"shape {tuple(shape)}", taught, hint)
     if dtype is not None and got.dtype != dtype:
-        _fail(call, f"a tensor of dtype {got.dtype}", f"dtype {dtype}", taught)
-    if stride is not None and tuple(got.stride()) != tuple(stride):
-        _fail(call, f"a tensor with strides {tuple(got.stride())}", f"strides {tuple(stride)}", taught)
+        _fail(call, f"a tensor of dtype {got.dtype}", f"dtype {dtype}", taught, hint)
+    if stride is not None and not strides_match(got.shape, stride, got.stride()):
+        _fail(call, f"a tensor with strides {tuple(got.stride())}", f"strides {tuple(stride)}", taught, hint)
+
+
+def fresh(value: Any) -> Any:
+    """A deep copy of a check's input, so learner code that changes its inputs cannot change the expected
+    value computed from the original. Tensors keep their strides and, for leaves, ``requires_grad``;
+    lists, tuples and dicts are copied item by item; a module is deep-copied; anything else is returned
+    as it is."""
+    if type(value) is torch.nn.Parameter:
+        return torch.nn.Parameter(value.detach().clone(), requires_grad=value.requires_grad)
+    if isinstance(value, torch.Tensor):
+        copied = value.detach().clone()
+        return copied.requires_grad_(value.requires_grad) if value.requires_grad and value.is_leaf else copied
+    if type(value) is np.ndarray:
+        return value.copy()
+    if type(value) in (list, tuple):
+        return type(value)(fresh(v) for v in value)
+    if type(value) is dict:
+        return {k: fresh(v) for k, v in value.items()}
+    if isinstance(value, torch.nn.Module):
+        return copy.deepcopy(value)
+    return value
+
+
+def _tensors(value: Any) -> list:
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if type(value) in (list, tuple):
+        return [t for v in value for t in _tensors(v)]
+    if type(value) is dict:
+        return [t for v in value.values() for t in _tensors(v)]
+    return []
+
+
+def _as_plain_state(value: Any) -> Any:
+    if isinstance(value, torch.nn.Module):
+        return {"parameters and buffers": dict(value.state_dict(keep_vars=True))}
+    return value
+
+
+def expect_unchanged(before: Any, after: Any, *, call: str, what: str, taught: str | None = None) -> None:
+    """For a task that says an input must not change: ``after`` (the object passed to learner code) still
+    equals ``before`` (a ``fresh`` copy taken first) exactly, in values, dtype, shape and, for tensors,
+    ``requires_grad``."""
+    before, after = _as_plain_state(before), _as_plain_state(after)
+    diff = plain_difference(to_plain(before), to_plain(after), rtol=0.0, atol=0.0)
+    if diff is None:
+        for b, a in zip(_tensors(before), _tensors(after)):
+            if b.requires_grad != a.requires_grad:
+                diff = f"requires_grad was {b.requires_grad}, is now {a.requires_grad}"
+                break
+    if diff:
+        raise CheckFailed(f"{call} changed {what} ({diff.removeprefix('value: ')}); the task says {what} must "
+                          f"stay as it was" + _where(taught))
 
 
 def expect_raises(fn: Callable, exc_type: type[BaseException], *, call: str, match: str | None = None,

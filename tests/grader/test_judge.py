@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import pytest
+import torch
 
 from grader.judge import cell_states, compare, emitted, judge, reference_values
 from grader.sanitise import Sanitised
 from tests.helpers.tiny import emit_output, error_output, line, raw, solution_nb
+from torchcourse import grading
 
 EX, EY = 2, 3  # positions of the checks cells among the code cells
 
@@ -228,3 +230,35 @@ def test_a_solution_failing_its_own_checks_is_an_error_for_the_instructor():
     bad = raw([line(0), line(1), line(EX, [emit_output("ey", "a", 1)]), line(EY)])
     with pytest.raises(RuntimeError, match="'ex' emitted malformed values"):
         reference_values(_sub(), bad)
+
+
+def _tensor(t):
+    return grading.to_plain(t)
+
+
+def test_strides_are_judged_only_where_the_solutions_check_asked_for_a_layout():
+    t = torch.arange(6.0).reshape(2, 3)
+    other = t.t().contiguous().t()
+    assert _judge([emit_output("ex", "a", _tensor(other))], [("a", _tensor(t), {})]).status == "passed"
+    assert _judge([emit_output("ex", "a", _tensor(other))], [("a", _tensor(t), {"layout": True})]).status == "failed"
+    # the stride of a dimension of size 1 is arbitrary: a layout check does not compare it
+    row = torch.arange(3.0).reshape(3, 1).t()
+    ref = [("a", _tensor(torch.arange(3.0)[None]), {"layout": True})]
+    assert _judge([emit_output("ex", "a", _tensor(row))], ref).status == "passed"
+    values, _ = emitted([{"slug": "ex", "name": "a", "value": 1, "layout": True}], "ex")
+    assert values == [("a", 1, {"layout": True})]
+
+
+def test_the_judge_and_the_kernels_checks_accept_and_refuse_the_same_values():
+    # one comparison on both sides: whatever expect_close accepts under a tolerance, the judge accepts
+    # under the same tolerance carried by the solution's emit, and the reverse
+    want = torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64)
+    for got, rtol in [(want * (1 + 5e-10), 1e-9), (want * (1 + 5e-9), 1e-9), (want + 1e-7, 1e-5),
+                      (want.float().double(), 1e-12), (want.t(), 0.0)]:
+        try:
+            grading.expect_close(got, want, call="f()", rtol=rtol, atol=0.0)
+            kernel = True
+        except grading.CheckFailed:
+            kernel = False
+        judged = _judge([emit_output("ex", "a", _tensor(got))], [("a", _tensor(want), {"rtol": rtol, "atol": 0.0})])
+        assert (judged.status == "passed") == kernel, (got, rtol)

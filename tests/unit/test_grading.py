@@ -87,8 +87,9 @@ def test_expect_equal_passes_equal_values_and_explains_a_failure():
     with pytest.raises(CheckFailed) as info:
         grading.expect_equal((3, 1), (3, 4), call="broadcast_shape((3, 1), (4,))", taught="section 2")
     text = str(info.value)
-    assert "broadcast_shape((3, 1), (4,)) returned (3, 1)" in text
-    assert "expected (3, 4)" in text and "See: section 2" in text
+    assert "broadcast_shape((3, 1), (4,)) returned a tuple (3, 1); expected a tuple (3, 4)" in text
+    assert "[1]: got 1, expected 4" in text
+    assert "See: section 2" in text
 
 
 @pytest.mark.parametrize("got,want", [
@@ -102,7 +103,7 @@ def test_expect_equal_compares_types_as_well_as_values(got, want):
 
 
 def test_expect_equal_names_the_type_a_learner_returned():
-    with pytest.raises(CheckFailed, match=r"expected a tuple \(3, 4\) \(a list is not what was asked\)"):
+    with pytest.raises(CheckFailed, match=r"returned a list \[3, 4\]; expected a tuple \(3, 4\)"):
         grading.expect_equal([3, 4], (3, 4), call="f()")
 
 
@@ -205,3 +206,77 @@ def test_call_lets_an_unanswered_stub_say_so():
 
     with pytest.raises(NotImplementedError):
         grading.call(stub)
+
+
+def test_strides_count_only_where_the_check_asks_for_a_layout():
+    t = torch.arange(6.0).reshape(2, 3)
+    column_major = t.t().contiguous().t()
+    grading.expect_equal(column_major, t, call="f()")
+    grading.expect_close(column_major, t, call="f()")
+    with pytest.raises(CheckFailed, match="strides"):
+        grading.expect_equal(column_major, t, call="f()", layout=True)
+    # the stride of a dimension of size 1 or 0 is arbitrary in PyTorch: never compared
+    row = torch.arange(3.0).reshape(1, 3)
+    grading.expect_equal(torch.arange(3.0).reshape(3, 1).t(), row, call="f()", layout=True)
+    grading.expect_equal(torch.empty(0, 3).t(), torch.empty(3, 0), call="f()", layout=True)
+    grading.expect_tensor(torch.arange(3.0)[None, :].expand(1, 3), call="f()", stride=(3, 1))
+
+
+def test_close_means_the_same_float64_closeness_on_both_sides():
+    # a float is never rounded to float32 on the way: 1 + 1e-7 is not within a relative 1e-9 of 1
+    with pytest.raises(CheckFailed):
+        grading.expect_close(1.0 + 1e-7, 1.0, call="f()", rtol=1e-9, atol=0.0)
+    grading.expect_close(0.1 + 0.2, 0.3, call="f()", rtol=1e-12, atol=0.0)
+    assert plain_difference(0.3, 0.1 + 0.2, rtol=1e-12, atol=0.0) is None
+    assert plain_difference(1.0, 1.0 + 1e-7, rtol=1e-9, atol=0.0) is not None
+
+
+def test_a_tensor_difference_names_the_first_index_and_the_largest_difference():
+    want = torch.zeros(50, 4)
+    got = want.clone()
+    got[17, 2] = 0.25
+    got[30, 1] = -1.5
+    with pytest.raises(CheckFailed) as info:
+        grading.expect_close(got, want, call="f(x)")
+    text = str(info.value)
+    assert "2 element(s) differ; the first at index (17, 2): got 0.25, expected 0.0" in text
+    assert "largest difference 1.5" in text
+    assert len(text) < 1200
+
+
+def test_messages_name_types_as_python_does_and_keep_the_hint_when_learner_code_raised():
+    with pytest.raises(CheckFailed) as info:
+        grading.expect_close(None, 1.0, call="f()")
+    assert "returned None; expected a float 1.0" in str(info.value)
+    with pytest.raises(CheckFailed, match=r"returned a numpy.float64 (.|\n)*convert it with float"):
+        grading.expect_close(np.float64(1.0), 1.0, call="f()")
+    got = grading.call(lambda: torch.empty(2**62))
+    with pytest.raises(CheckFailed, match=r"raised RuntimeError(.|\n)*Hint: compute with Python ints"):
+        grading.expect_equal(got, (1,), call="f()", hint="compute with Python ints")
+
+
+def test_fresh_copies_inputs_and_expect_unchanged_sees_any_change():
+    x = torch.arange(4.0).reshape(2, 2).t().requires_grad_()
+    copy = grading.fresh(x)
+    assert copy is not x and copy.requires_grad and copy.stride() == x.stride()
+    assert not grading.shares_storage(copy, x)
+    nested = grading.fresh([x, {"a": np.zeros(2)}, (3, "s")])
+    assert nested[0] is not x and type(nested[2]) is tuple
+    w = torch.ones(3, requires_grad=True)
+    before = grading.fresh(w)
+    grading.expect_unchanged(before, w, call="f(w)", what="w")
+    w.detach_()
+    with pytest.raises(CheckFailed, match="requires_grad was True, is now False"):
+        grading.expect_unchanged(before, w, call="f(w)", what="w")
+    v = torch.ones(3)
+    before = grading.fresh(v)
+    v[1] = 2.0
+    with pytest.raises(CheckFailed, match=r"changed v .*index 1"):
+        grading.expect_unchanged(before, v, call="f(v)", what="v")
+    model = torch.nn.Linear(2, 1)
+    snapshot = grading.fresh(model)
+    grading.expect_unchanged(snapshot, model, call="f(model)", what="the model")
+    with torch.no_grad():
+        model.bias += 1
+    with pytest.raises(CheckFailed, match="the model"):
+        grading.expect_unchanged(snapshot, model, call="f(model)", what="the model")
