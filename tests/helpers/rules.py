@@ -7,6 +7,7 @@ rules hold; every problem is one sentence naming the notebook and the cell.
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 from pathlib import Path
@@ -14,10 +15,12 @@ from pathlib import Path
 import yaml
 
 from torchcourse.contract import (
+    ATOL,
     BEGIN_HIDDEN,
     BEGIN_SOLUTION,
     END_HIDDEN,
     END_SOLUTION,
+    RTOL,
     cell_source,
     grade_id,
     is_answer_cell,
@@ -77,6 +80,7 @@ def notebook_problems(path: Path) -> list[str]:
             hidden = src.split(BEGIN_HIDDEN, 1)[1].split(END_HIDDEN, 1)[0]
             if not re.search(rf"emit\(\s*['\"]{re.escape(slug)}['\"]", hidden):
                 problems.append(f"{_where(path, i)}: the hidden block of {slug} emits no value for {slug!r}")
+            problems += [f"{_where(path, i)}: {slug}: {p}" for p in comparison_problems(hidden)]
         task, answer = by_id.get(f"{slug}-task"), by_id.get(f"{slug}-answer")
         if task is None or cells[task].get("cell_type") != "markdown" or not nbgrader_meta(cells[task]).get("locked"):
             problems.append(f"{_where(path, i)}: {slug} has no locked markdown task cell {slug}-task")
@@ -93,6 +97,43 @@ def notebook_problems(path: Path) -> list[str]:
             r_meta = nbgrader_meta(cells[reflection])
             if not (r_meta.get("solution") and r_meta.get("grade")) or not 0 <= r_meta.get("points", -1) <= 2:
                 problems.append(f"{_where(path, reflection)}: {slug}-reflection must be manually graded, 0-2 points")
+    return problems
+
+
+def _keyword(call: ast.Call, name: str, default):
+    for kw in call.keywords:
+        if kw.arg == name:
+            try:
+                return ast.literal_eval(kw.value)
+            except ValueError:
+                return ast.unparse(kw.value)
+    return default
+
+
+def comparison_problems(hidden: str) -> list[str]:
+    """A hidden block's checks and its emits must judge alike (the judge compares the emitted values as the
+    emit says): each tolerance an ``expect_close`` uses is carried by an ``emit`` of the block, and strides
+    are compared (``layout=True``) by the checks exactly where an emit asks the judge to compare them."""
+    try:
+        tree = ast.parse(hidden)
+    except SyntaxError as exc:
+        return [f"the hidden block is not plain Python ({exc.msg})"]
+    emits, closes, layouts = set(), set(), {"emit": False, "check": False}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name):
+            continue
+        if node.func.id == "emit":
+            emits.add((_keyword(node, "rtol", RTOL), _keyword(node, "atol", ATOL)))
+            layouts["emit"] |= _keyword(node, "layout", False) is True
+        elif node.func.id == "expect_close":
+            closes.add((_keyword(node, "rtol", RTOL), _keyword(node, "atol", ATOL)))
+        elif node.func.id in ("expect_equal", "expect_tensor"):
+            layouts["check"] |= _keyword(node, "layout", False) is True or _keyword(node, "stride", None) is not None
+    problems = [f"expect_close uses rtol={r!r}, atol={a!r}, which no emit of the block carries"
+                for r, a in sorted(closes - emits, key=repr)]
+    if layouts["emit"] != layouts["check"]:
+        problems.append("the checks compare strides but no emit says layout=True" if layouts["check"]
+                        else "an emit says layout=True but no check compares strides")
     return problems
 
 

@@ -30,3 +30,18 @@ def test_released_slugs_never_disappear():
     present = set(slugs(ROOT / "solutions"))
     assert not [s for s in listed if s not in present], "released slugs were renamed or removed"
     assert not sorted(present - set(listed)), "new slugs: add them to docs/released-slugs.txt"
+
+
+def test_a_hidden_blocks_checks_and_emits_must_judge_alike():
+    """The rule catches a check whose tolerance or layout the judge would not use."""
+    from tests.helpers.rules import comparison_problems
+
+    same = 'emit("s", "a", got, rtol=1e-6)\nexpect_close(got, want, call="f()", rtol=1e-6)\n'
+    assert comparison_problems(same) == []
+    assert comparison_problems('emit("s", "a", got)\nexpect_close(got, want, call="f()")\n') == []
+    looser = 'emit("s", "a", got)\nexpect_close(got, want, call="f()", rtol=1e-3)\n'
+    assert comparison_problems(looser) == ["expect_close uses rtol=0.001, atol=1e-08, which no emit of the block carries"]
+    layout = 'emit("s", "a", got)\nexpect_equal(got, want, call="f()", layout=True)\n'
+    assert comparison_problems(layout) == ["the checks compare strides but no emit says layout=True"]
+    strides = 'emit("s", "a", got, layout=True)\nexpect_tensor(got, call="f()", stride=(3, 1))\n'
+    assert comparison_problems(strides) == []
