@@ -40,7 +40,8 @@ def test_a_hidden_blocks_checks_and_emits_must_judge_alike():
     assert comparison_problems(same) == []
     assert comparison_problems('emit("s", "a", got)\nexpect_close(got, want, call="f()")\n') == []
     looser = 'emit("s", "a", got)\nexpect_close(got, want, call="f()", rtol=1e-3)\n'
-    assert comparison_problems(looser) == ["expect_close uses rtol=0.001, atol=1e-08, which no emit of the block carries"]
+    assert comparison_problems(looser) == [
+        "expect_close uses rtol=0.001, atol=1e-08, which no emit of the block carries"]
     layout = 'emit("s", "a", got)\nexpect_equal(got, want, call="f()", layout=True)\n'
     assert comparison_problems(layout) == ["the checks compare strides but no emit says layout=True"]
     strides = 'emit("s", "a", got, layout=True)\nexpect_tensor(got, call="f()", stride=(3, 1))\n'
