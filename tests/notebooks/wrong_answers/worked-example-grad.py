@@ -20,4 +20,14 @@ RIGHT = [
     "def worked_example_grad(x):\n    leaf = x.detach().clone().requires_grad_()\n"
     "    (3 * (leaf ** 2) ** 2).mean().backward()\n    return leaf.grad",
     "def worked_example_grad(x):\n    return 3 * 4 * x.pow(3) / x.numel()",
+    # in place on the copy the check passes
+    "def worked_example_grad(x):\n    return x.pow_(3).mul_(12 / x.numel())",
+    # computed in float64, handed back in x's dtype
+    "def worked_example_grad(x):\n    return (12 * x.double() ** 3 / x.numel()).to(x.dtype)",
+    # NumPy-built: float32 stays float32, float64 stays float64
+    "import numpy as np\ndef worked_example_grad(x):\n    return torch.from_numpy(12 * x.numpy() ** 3 / x.numel())",
+    # torch.func.grad of the scalar function
+    "def worked_example_grad(x):\n    return torch.func.grad(lambda v: (3 * (v ** 2) ** 2).mean())(x)",
+    # a transposed (non-contiguous) result of the same values
+    "def worked_example_grad(x):\n    g = 12 * x.T.contiguous() ** 3 / x.numel()\n    return g.T if x.dim() == 2 else 12 * x ** 3 / x.numel()",
 ]
