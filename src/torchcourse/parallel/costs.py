@@ -1,8 +1,9 @@
-"""Cost models for chapter 3: link speeds with their sources, transfers, collectives and sharded memory.
+"""Cost models for chapter 3: link speeds with their sources, CUDA_VISIBLE_DEVICES, and the ZeRO byte counts.
 
-Used by ``chapters/03-parallel/01-devices-and-cuda.ipynb`` (sections 2-3), ``02-splitting-the-work.ipynb``
-and ``03-ddp-for-real.ipynb`` (sections 4-6), and by the parallelism planner. Everything here is a
-*model*: published peak figures and arithmetic, labelled as such wherever it is shown.
+Used by ``chapters/03-parallel/01-devices-and-cuda.ipynb`` (sections 2-3) and by the parallelism planner.
+Everything here is a *model*: published peak figures and arithmetic, labelled as such wherever it is shown.
+The formulas the chapter's exercises ask for (a transfer's time, an all-reduce's bytes, ZeRO's memory per
+rank) are written out in the notebooks' own cells, not here: this package is importable by learners.
 """
 
 from __future__ import annotations
@@ -33,11 +34,6 @@ LINKS = [
 ]
 
 
-def transfer_seconds(nbytes: float, gb_per_s: float, latency_us: float) -> float:
-    """Time to move ``nbytes`` over a link: a fixed start-up latency plus size over bandwidth."""
-    return latency_us * 1e-6 + nbytes / (gb_per_s * 1e9)
-
-
 def visible_devices(value: str | None, n_physical: int) -> list[int]:
     """Which physical GPUs a process sees, in the order it numbers them, for a ``CUDA_VISIBLE_DEVICES``.
 
@@ -59,36 +55,8 @@ def visible_devices(value: str | None, n_physical: int) -> list[int]:
     return seen
 
 
-def ring_allreduce_bytes(nbytes: float, world_size: int) -> float:
-    """Bytes each rank sends in a ring all-reduce of ``nbytes``: 2(N-1)/N of the data."""
-    return 2 * (world_size - 1) * nbytes / world_size
-
-
-def allreduce_seconds(nbytes: float, world_size: int, gb_per_s: float, latency_us: float) -> float:
-    """A ring all-reduce: 2(N-1) steps, each a latency plus one chunk over one link."""
-    if world_size == 1:
-        return 0.0
-    steps = 2 * (world_size - 1)
-    return steps * latency_us * 1e-6 + ring_allreduce_bytes(nbytes, world_size) / (gb_per_s * 1e9)
-
-
 #: Bytes per parameter in mixed-precision Adam training, as the ZeRO paper counts them
 #: (Rajbhandari et al., "ZeRO: Memory Optimizations Toward Training Trillion Parameter Models", SC 2020):
 #: fp16 parameters (2), fp16 gradients (2), and K = 12 bytes of fp32 optimizer state
 #: (a parameter copy, momentum and variance).
 PARAM_BYTES, GRAD_BYTES, OPTIM_BYTES = 2, 2, 12
-
-
-def zero_bytes_per_rank(n_params: int, world_size: int, stage: int) -> float:
-    """Model-state bytes per rank under ZeRO stage 0 (plain data parallel) to 3 (FSDP's full sharding)."""
-    p, g, o = PARAM_BYTES * n_params, GRAD_BYTES * n_params, OPTIM_BYTES * n_params
-    n = world_size
-    if stage == 0:
-        return float(p + g + o)
-    if stage == 1:
-        return p + g + o / n
-    if stage == 2:
-        return p + (g + o) / n
-    if stage == 3:
-        return (p + g + o) / n
-    raise ValueError(f"ZeRO has stages 0 to 3, not {stage}")

@@ -26,7 +26,7 @@ import ipywidgets as widgets
 from matplotlib.collections import PolyCollection
 from matplotlib.figure import Figure
 
-from torchcourse.parallel.costs import GRAD_BYTES, LINKS, OPTIM_BYTES, PARAM_BYTES, ring_allreduce_bytes
+from torchcourse.parallel.costs import GRAD_BYTES, LINKS, OPTIM_BYTES, PARAM_BYTES
 from torchcourse.parallel.redraw import Fixed, agg_figure, pin_label
 from torchcourse.widgets import Explorer, fits_canvas
 
@@ -60,6 +60,11 @@ class Plan:
 
     def total(self, d: int) -> float:
         return sum(self.memory[d].values())
+
+
+def _ring_bytes(nbytes: float, world_size: int) -> float:
+    """Bytes each rank sends in a ring all-reduce of ``nbytes``: 2(N-1)/N of the data."""
+    return 2 * (world_size - 1) * nbytes / world_size
 
 
 def hidden_size(params: float) -> int:
@@ -107,7 +112,7 @@ def plan(params_b: float, batch: int, devices: int, strategy: str, link: str = "
             segs.append(Segment(d, "communicate", end, end + grads * (n - 1) / bw, "gradients to device 0"))
     elif strategy in ("DDP", "ZeRO-1", "ZeRO-2", "FSDP (ZeRO-3)"):
         shard = {"DDP": (1, 1, 1), "ZeRO-1": (1, 1, n), "ZeRO-2": (1, n, n), "FSDP (ZeRO-3)": (n, n, n)}[strategy]
-        traffic = ring_allreduce_bytes(grads, n) * (1.5 if strategy == "FSDP (ZeRO-3)" else 1.0)
+        traffic = _ring_bytes(grads, n) * (1.5 if strategy == "FSDP (ZeRO-3)" else 1.0)
         comm = traffic / bw
         for d in range(n):
             memory.append(dict(parameters=p / shard[0], gradients=g / shard[1], optimizer=o / shard[2],
@@ -130,7 +135,7 @@ def plan(params_b: float, batch: int, devices: int, strategy: str, link: str = "
             msg = msg or f"Without micro-batches each stage idles {(n - 1) / n:.0%} of the step: the pipeline bubble."
     elif strategy == "tensor":
         per_ar = batch * TOKENS * h * 2.0
-        traffic = 4 * LAYERS * ring_allreduce_bytes(per_ar, n)
+        traffic = 4 * LAYERS * _ring_bytes(per_ar, n)
         comm = traffic / bw
         for d in range(n):
             memory.append(dict(parameters=p / n, gradients=g / n, optimizer=o / n,

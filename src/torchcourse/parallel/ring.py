@@ -1,9 +1,11 @@
-"""Ring all-reduce 环形全归约, simulated over N ranks in one process and run for real over ``torch.distributed``.
+"""Ring all-reduce 环形全归约: its schedule and bytes, and the ring run for real over ``torch.distributed``.
 
-Used by ``chapters/03-parallel/03-ddp-for-real.ipynb`` (section 3, "Collectives and the ring") and by the
-ring all-reduce animator (``torchcourse.parallel.ringanim``).
+Used by ``chapters/03-parallel/03-ddp-for-real.ipynb`` (section 3, "Collectives and the ring"), by the
+ring all-reduce animator (``torchcourse.parallel.ringanim``) and by the script the notebook launches
+(``torchcourse.parallel.ddp_train``). Simulating the ring over a list of tensors is the notebook's exercise,
+so no simulator lives here: this package is importable by learners.
 
-The schedule (the one the notebook's exercise asks for): the tensor is cut into N chunks with
+The schedule: the tensor is cut into N chunks with
 ``torch.tensor_split``. In reduce-scatter step ``s`` (0 .. N-2) rank ``r`` sends chunk ``(r - s) % N``
 to rank ``(r + 1) % N``, which adds it into its own copy of that chunk. After N-1 steps rank ``r`` holds
 the complete sum of chunk ``(r + 1) % N``. In all-gather step ``s`` rank ``r`` sends chunk
@@ -13,21 +15,7 @@ the complete sum of chunk ``(r + 1) % N``. In all-gather step ``s`` rank ``r`` s
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import torch
-
-
-@dataclass(frozen=True)
-class Message:
-    """One chunk sent along one link of the ring."""
-
-    phase: str  # "reduce-scatter" or "all-gather"
-    step: int
-    src: int
-    dst: int
-    chunk: int
-    nbytes: int
 
 
 def chunk_bounds(numel: int, world_size: int) -> list[tuple[int, int]]:
@@ -52,46 +40,12 @@ def schedule(world_size: int) -> list[tuple[str, int, int, int, int]]:
     return out
 
 
-def simulate_ring_allreduce(
-    tensors: list[torch.Tensor],
-) -> tuple[list[torch.Tensor], list[Message], list[list[torch.Tensor]]]:
-    """Run the ring schedule over ``len(tensors)`` simulated ranks.
-
-    Returns (results, messages, snapshots): each rank's final tensor (the sum), every message sent,
-    and after each step a copy of every rank's buffer (for the animator). Inputs are not modified.
-    """
-    n = len(tensors)
-    if n == 0:
-        raise ValueError("ring all-reduce needs at least one rank")
-    bufs = [t.detach().clone().reshape(-1) for t in tensors]
-    numel = bufs[0].numel()
-    if any(b.numel() != numel for b in bufs):
-        raise ValueError("every rank must hold a tensor of the same size")
-    bounds = chunk_bounds(numel, n)
-    item = bufs[0].element_size()
-    messages: list[Message] = []
-    snapshots = [[b.clone() for b in bufs]]
-    for phase in ("reduce-scatter", "all-gather"):
-        for step in range(n - 1):
-            sends = [m for m in schedule(n) if m[0] == phase and m[1] == step]
-            # every rank sends at the same time: read all outgoing chunks before any receiver writes
-            payloads = [bufs[src][bounds[c][0]:bounds[c][1]].clone() for _, _, src, _, c in sends]
-            for (_, _, src, dst, c), data in zip(sends, payloads):
-                lo, hi = bounds[c]
-                if phase == "reduce-scatter":
-                    bufs[dst][lo:hi] += data
-                else:
-                    bufs[dst][lo:hi] = data
-                messages.append(Message(phase, step, src, dst, c, (hi - lo) * item))
-            snapshots.append([b.clone() for b in bufs])
-    shape = tensors[0].shape
-    return [b.reshape(shape) for b in bufs], messages, snapshots
-
-
-def bytes_sent_per_rank(messages: list[Message], world_size: int) -> list[int]:
+def bytes_sent_per_rank(numel: int, world_size: int, itemsize: int) -> list[int]:
+    """Bytes each rank sends in the ring all-reduce of ``numel`` elements of ``itemsize`` bytes each."""
+    bounds = chunk_bounds(numel, world_size)
     sent = [0] * world_size
-    for m in messages:
-        sent[m.src] += m.nbytes
+    for _, _, src, _, c in schedule(world_size):
+        sent[src] += (bounds[c][1] - bounds[c][0]) * itemsize
     return sent
 
 

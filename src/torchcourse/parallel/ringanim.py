@@ -8,7 +8,7 @@ renderer: ``RingFigure().draw(frame)`` → matplotlib Figure, redrawn in place; 
 wrapper: ``RingAnimator()`` (ranks and step sliders)
 static stand-in: ``static_ring()`` (every step of a 3-rank ring)
 
-The frames come from the same schedule as ``torchcourse.parallel.ring.simulate_ring_allreduce``.
+The frames come from the schedule of ``torchcourse.parallel.ring.schedule``.
 """
 
 from __future__ import annotations
