@@ -83,16 +83,7 @@ def parse_shape(text: str) -> tuple[int, ...]:
     return tuple(int(p) for p in parts)
 
 
-def contiguous_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
-    """Row-major strides in elements, as PyTorch gives a new tensor (size-0 dimensions count as 1)."""
-    strides, step = [], 1
-    for size in reversed(shape):
-        strides.append(step)
-        step *= max(size, 1)
-    return tuple(reversed(strides))
-
-
-def expanded_strides(shape: tuple[int, ...], target: tuple[int, ...]) -> tuple[int, ...]:
+def _expanded_strides(shape: tuple[int, ...], target: tuple[int, ...]) -> tuple[int, ...]:
     """The strides of ``torch.empty(shape).expand(target)``: 0 wherever the operand is stretched.
 
     Assumes ``shape`` broadcasts to ``target``. Dimensions of size 1 that stay size 1 keep
@@ -100,7 +91,10 @@ def expanded_strides(shape: tuple[int, ...], target: tuple[int, ...]) -> tuple[i
     """
     if not shape:
         return (0,) * len(target)  # a scalar is read with stride 0 everywhere
-    base = contiguous_strides(shape)
+    base, step = [0] * len(shape), 1  # row-major strides of a new tensor (a size of 0 counts as 1)
+    for j in reversed(range(len(shape))):
+        base[j] = step
+        step *= max(shape[j], 1)
     offset = len(target) - len(shape)
     out = [0] * len(target)
     for i in reversed(range(len(target))):
@@ -163,8 +157,8 @@ def broadcast(a: tuple[int, ...], b: tuple[int, ...]) -> BroadcastState:
             msg += " Also at dimension " + ", ".join(map(str, failing[1:])) + "."
         return BroadcastState("incompatible", a, b, tuple(columns), None, failing, None, None, msg)
     result = tuple(c.size_out for c in columns)
-    return BroadcastState("ok", a, b, tuple(columns), result, (), expanded_strides(a, result),
-                          expanded_strides(b, result), _ok_message(a, b, columns, result))
+    return BroadcastState("ok", a, b, tuple(columns), result, (), _expanded_strides(a, result),
+                          _expanded_strides(b, result), _ok_message(a, b, columns, result))
 
 
 def explore(text_a: str, text_b: str) -> BroadcastState:
@@ -329,7 +323,7 @@ def draw_broadcast(state: BroadcastState, ax=None) -> Figure:
         grid_top = bottom - 0.6
         x = -3.0
         for name in ("a", "b"):
-            grid = read_grid(expanded_strides(getattr(state, name), state.result), state.result)
+            grid = read_grid(_expanded_strides(getattr(state, name), state.result), state.result)
             _draw_grid(canvas, x, grid_top, f"{name} as read", grid, name)
             x += _GRID * len(grid[0]) + 0.5
         rows, cols = (state.result[-2] if len(state.result) >= 2 else 1), state.result[-1]

@@ -19,4 +19,16 @@ RIGHT = [
     "        for j in range(n):\n"
     "            out[i, j] = abs(i - j) <= k\n"
     "    return out",
+    # NumPy's outer difference
+    "import numpy as np\n"
+    "def band_mask(n, k):\n"
+    "    return torch.from_numpy(np.abs(np.subtract.outer(np.arange(n), np.arange(n))) <= k)",
+    # the band built transposed: the same symmetric mask with other strides
+    "def band_mask(n, k):\n"
+    "    i = torch.arange(n)\n"
+    "    return ((i[:, None] - i).abs() <= k).T",
+    # vmap over rows
+    "def band_mask(n, k):\n"
+    "    i = torch.arange(n)\n"
+    "    return torch.vmap(lambda r: (r - i).abs() <= k)(i) if n else torch.zeros(0, 0, dtype=torch.bool)",
 ]

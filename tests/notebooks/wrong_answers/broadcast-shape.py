@@ -93,4 +93,26 @@ RIGHT = [
     "        else:\n"
     "            raise ValueError(f'dimension -{k}: {x} and {y} differ and neither is 1')\n"
     "    return tuple(reversed(out))",
+    # NumPy computes the shape; the failing dimension found by a scan from the right
+    "import numpy as np\n"
+    "def broadcast_shape(a, b):\n"
+    "    n = max(len(a), len(b))\n"
+    "    for k in range(1, n + 1):\n"
+    "        x = a[-k] if k <= len(a) else 1\n"
+    "        y = b[-k] if k <= len(b) else 1\n"
+    "        if x != y and x != 1 and y != 1:\n"
+    "            raise ValueError(f'dimension -{k}')\n"
+    "    return tuple(int(s) for s in np.broadcast_shapes(a, b))",
+    # PyTorch's error caught and replaced
+    "def broadcast_shape(a, b):\n"
+    "    try:\n"
+    "        return tuple(torch.broadcast_shapes(a, b))\n"
+    "    except RuntimeError:\n"
+    "        k = 1\n"
+    "        while True:\n"
+    "            x = a[-k] if k <= len(a) else 1\n"
+    "            y = b[-k] if k <= len(b) else 1\n"
+    "            if x != y and 1 not in (x, y):\n"
+    "                raise ValueError(f'cannot broadcast: dimension -{k}') from None\n"
+    "            k += 1",
 ]

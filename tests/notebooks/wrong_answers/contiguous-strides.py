@@ -56,4 +56,24 @@ RIGHT = [
     "import math\n"
     "def contiguous_strides(shape):\n"
     "    return tuple(math.prod(max(s, 1) for s in shape[i + 1:]) for i in range(len(shape)))",
+    # built from the left, dividing a running product
+    "import math\n"
+    "def contiguous_strides(shape):\n"
+    "    total = math.prod(max(s, 1) for s in shape)\n"
+    "    out = []\n"
+    "    for s in shape:\n"
+    "        total //= max(s, 1)\n"
+    "        out.append(total)\n"
+    "    return tuple(out)",
+    # itertools.accumulate over the reversed sizes
+    "import itertools, operator\n"
+    "def contiguous_strides(shape):\n"
+    "    sizes = [max(s, 1) for s in reversed(shape[1:])]\n"
+    "    return tuple(reversed(list(itertools.accumulate(sizes, operator.mul, initial=1)))) if shape else ()",
+    # recursion
+    "def contiguous_strides(shape):\n"
+    "    if not shape:\n"
+    "        return ()\n"
+    "    rest = contiguous_strides(shape[1:])\n"
+    "    return ((rest[0] * max(shape[1], 1),) if rest else (1,)) + rest",
 ]

@@ -31,4 +31,11 @@ RIGHT = [
     "    return pos",
     "def flat_offset(index, strides, offset):\n"
     "    return int(offset + sum(torch.tensor(index, dtype=torch.int64) * torch.tensor(strides, dtype=torch.int64)))",
+    # NumPy's dot product, converted to a Python int
+    "import numpy as np\n"
+    "def flat_offset(index, strides, offset):\n"
+    "    return offset + int(np.dot(np.array(index, dtype=np.int64), np.array(strides, dtype=np.int64))) if index else offset",
+    # sum with the offset as its start
+    "def flat_offset(index, strides, offset):\n"
+    "    return int(sum(map(lambda p: p[0] * p[1], zip(index, strides)), offset))",
 ]

@@ -15,6 +15,12 @@ WRONG = [
     "def label_scores(scores, labels):\n    return scores[torch.arange(len(labels)), labels].float()",
     # the label itself, not its score
     "def label_scores(scores, labels):\n    return labels.to(scores.dtype)",
+    # the loop with a float32 output whatever the scores' dtype
+    "def label_scores(scores, labels):\n"
+    "    out = torch.empty(len(labels))\n"
+    "    for i in range(len(labels)):\n"
+    "        out[i] = scores[i, labels[i]]\n"
+    "    return out",
 ]
 RIGHT = [
     "def label_scores(scores, labels):\n    return scores[torch.arange(len(scores)), labels]",
@@ -26,4 +32,25 @@ RIGHT = [
     "    for i in range(len(labels)):\n"
     "        out[i] = scores[i, labels[i]]\n"
     "    return out",
+    # every row at every label, then its diagonal: a view with other strides
+    "def label_scores(scores, labels):\n"
+    "    return scores.index_select(1, labels).diagonal()",
+    # the same with advanced indexing
+    "def label_scores(scores, labels):\n"
+    "    return scores[:, labels].diagonal()",
+    # NumPy-built
+    "import numpy as np\n"
+    "def label_scores(scores, labels):\n"
+    "    return torch.from_numpy(np.take_along_axis(scores.numpy(), labels.numpy()[:, None], axis=1)[:, 0])",
+    # gather on the transposed scores, then a transposed result
+    "def label_scores(scores, labels):\n"
+    "    return scores.T.gather(0, labels[None, :]).T[:, 0]",
+    # a stack of 0-dim tensors
+    "def label_scores(scores, labels):\n"
+    "    return torch.stack([scores[i, labels[i]] for i in range(len(labels))]) if len(labels) else scores[:0, 0]",
 ]
+
+# What the task makes wrong among the generated variants of the solution.
+FAILING_VARIANTS = {
+    "noisy": "the task asks for exactly the selected scores",
+}

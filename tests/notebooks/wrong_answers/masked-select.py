@@ -31,6 +31,14 @@ WRONG = [
     # the flat positions of the hits instead of the values
     "def my_masked_select(x, mask):\n"
     "    return mask.flatten().nonzero().flatten()",
+    # a Python list of values made into a tensor: int32 becomes int64
+    "def my_masked_select(x, mask):\n"
+    "    return torch.tensor([v.item() for v, m in zip(x.flatten(), mask.flatten()) if m])",
+    # a view of x when one element is selected, not new memory
+    "def my_masked_select(x, mask):\n"
+    "    flat = x.reshape(-1)\n"
+    "    pos = mask.reshape(-1).nonzero().flatten()\n"
+    "    return flat[int(pos[0]):int(pos[0]) + 1] if len(pos) == 1 else flat[pos]",
 ]
 
 RIGHT = [
@@ -40,4 +48,15 @@ RIGHT = [
     "    return x.flatten()[mask.flatten().nonzero().flatten()]",
     "def my_masked_select(x, mask):\n"
     "    return x[mask]",
+    # torch.masked_select itself, as the task allows
+    "def my_masked_select(x, mask):\n"
+    "    return torch.masked_select(x, mask)",
+    # NumPy-built, back to a tensor of x's dtype
+    "def my_masked_select(x, mask):\n"
+    "    return torch.from_numpy(x.numpy()[mask.numpy()].copy())",
 ]
+
+# What the task makes wrong among the generated variants of the solution.
+FAILING_VARIANTS = {
+    "noisy": "the task asks for exactly x's values",
+}

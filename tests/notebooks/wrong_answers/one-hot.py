@@ -16,4 +16,21 @@ RIGHT = [
     "def one_hot(labels, n_classes):\n    return torch.eye(n_classes)[labels]",
     "def one_hot(labels, n_classes):\n    return torch.nn.functional.one_hot(labels, n_classes).float()",
     "def one_hot(labels, n_classes):\n    return torch.zeros(len(labels), n_classes).scatter_(1, labels[:, None], 1.0)",
+    # the transposed comparison, transposed back
+    "def one_hot(labels, n_classes):\n"
+    "    return (torch.arange(n_classes)[:, None] == labels).float().T",
+    # NumPy-built
+    "import numpy as np\n"
+    "def one_hot(labels, n_classes):\n"
+    "    return torch.from_numpy((labels.numpy()[:, None] == np.arange(n_classes)).astype(np.float32))",
+    # index_put_ with a row index
+    "def one_hot(labels, n_classes):\n"
+    "    out = torch.zeros(len(labels), n_classes)\n"
+    "    out[torch.arange(len(labels)), labels] = 1.0\n"
+    "    return out",
 ]
+
+# What the task makes wrong among the generated variants of the solution.
+FAILING_VARIANTS = {
+    "noisy": "the task asks for exactly 0.0 and 1.0",
+}

@@ -17,4 +17,14 @@ RIGHT = [
     "    return (a * a).sum(1)[:, None] - 2 * a @ b.T + (b * b).sum(1)[None, :]",
     "def pairwise_sq_dists(a, b):\n    return torch.cdist(a, b) ** 2",
     "def pairwise_sq_dists(a, b):\n    return (a.unsqueeze(1) - b.unsqueeze(0)).pow(2).sum(dim=2)",
+    # computed the other way round, then transposed
+    "def pairwise_sq_dists(a, b):\n"
+    "    return ((b[:, None, :] - a[None, :, :]) ** 2).sum(-1).T",
+    # vmap over the points of a
+    "def pairwise_sq_dists(a, b):\n"
+    "    return torch.vmap(lambda p: ((p - b) ** 2).sum(-1))(a)",
+    # float64 inside, back to the input dtype
+    "def pairwise_sq_dists(a, b):\n"
+    "    d = a.double()[:, None, :] - b.double()[None, :, :]\n"
+    "    return (d * d).sum(-1).to(a.dtype)",
 ]

@@ -16,4 +16,16 @@ RIGHT = [
     "    return torch.randn(*shape, generator=g, dtype=torch.float64)",
     # a fork of the global generator that restores it afterwards is also fine
     "def seeded_noise(shape, seed):\n    with torch.random.fork_rng():\n        torch.manual_seed(seed)\n        return torch.randn(shape, dtype=torch.float64)",
+    # normal_ with a generator draws the same stream as randn
+    "def seeded_noise(shape, seed):\n"
+    "    g = torch.Generator().manual_seed(seed)\n"
+    "    return torch.empty(shape, dtype=torch.float64).normal_(generator=g)",
+    # the shape as a list
+    "def seeded_noise(shape, seed):\n"
+    "    return torch.randn(list(shape), generator=torch.Generator().manual_seed(seed), dtype=torch.float64)",
 ]
+
+# What the task makes wrong among the generated variants of the solution.
+FAILING_VARIANTS = {
+    "noisy": "the task asks for exactly the numbers torch.randn draws, bit for bit",
+}

@@ -17,4 +17,8 @@ RIGHT = [
     "def tensor_facts(t):\n    return t.ndim, t.shape, t.numel()",
     "def tensor_facts(t):\n    return t.dim(), tuple(t.size()), t.numel()",
     "import math\ndef tensor_facts(t):\n    return len(t.shape), tuple(int(s) for s in t.shape), math.prod(t.shape)",
+    # NumPy's view of the shape, converted back to Python ints
+    "def tensor_facts(t):\n"
+    "    a = t.numpy()\n"
+    "    return int(a.ndim), tuple(int(s) for s in a.shape), int(a.size)",
 ]
