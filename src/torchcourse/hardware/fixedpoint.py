@@ -18,7 +18,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from torchcourse.hardware.npu import SIGMOID_KNOTS, nfu3_sigmoid
-from torchcourse.hardware.numerics import bit_pattern, from_fixed, q_range, to_fixed
+from torchcourse.hardware.numerics import _from_fixed, _to_fixed, bit_pattern, q_range
 from torchcourse.widgets import Explorer, fits_canvas
 
 TOTAL_BITS = 16
@@ -49,14 +49,14 @@ def fixed_point_view(int_bits: int, value: float) -> FixedView:
     int_bits = int(max(0, min(TOTAL_BITS - 1, int_bits)))
     frac = TOTAL_BITS - 1 - int_bits
     lo, hi, step = q_range(frac)
-    code = int(to_fixed(torch.tensor([value], dtype=torch.float64), frac)[0])
+    code = int(_to_fixed(torch.tensor([value], dtype=torch.float64), frac)[0])
     rep = code * step
     raw = int(round(value * 2**frac))
     wrapped_code = ((raw + 2**15) % 2**16) - 2**15
     overflow = not (lo <= value <= hi)
     if hi >= 8.0:
-        codes = to_fixed(_SIGMOID_X, frac)
-        pwl = from_fixed(nfu3_sigmoid(codes, frac, SIGMOID_KNOTS), frac).numpy()
+        codes = _to_fixed(_SIGMOID_X, frac)
+        pwl = _from_fixed(nfu3_sigmoid(codes, frac, SIGMOID_KNOTS), frac).numpy()
     else:
         pwl = np.full(len(_SIGMOID_X), np.nan)
     msg = (f"Q{int_bits}.{frac} (1 sign, {int_bits} integer, {frac} fraction bits): range [{lo:g}, {hi:g}], "

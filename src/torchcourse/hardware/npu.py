@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import torch
 
-from torchcourse.hardware.numerics import INT16_MAX, INT16_MIN, from_fixed, pwl_table, to_fixed
+from torchcourse.hardware.numerics import INT16_MAX, INT16_MIN, _from_fixed, _to_fixed, pwl_table
 
 TN = 16                      # DianNao: NFU-1 is Tn x Tn = 16 x 16 = 256 multipliers
 PIPELINE_STAGES = 3          # NFU-1 (multiply), NFU-2 (adder trees), NFU-3 (activation)
@@ -28,6 +28,7 @@ class NFURun:
     cycles: int                   # blocks + pipeline fill (PIPELINE_STAGES - 1)
     multiplies: int               # multiplier operations issued, padding included
     saturated: int                # pre-activation sums clipped to the Q range
+    pre_activation: torch.Tensor  # (Nn,) float32: W x + b as NFU-2 hands it to NFU-3 (rounded, saturated)
 
 
 def _saturate16(v: torch.Tensor) -> torch.Tensor:
@@ -52,9 +53,9 @@ def nfu3_sigmoid(codes: torch.Tensor, frac_bits: int, knots: torch.Tensor = SIGM
     rounding error is multiplied by x (up to 8 here) while an intercept's is not.
     """
     slope, intercept = pwl_table(knots)
-    a = to_fixed(slope, SLOPE_BITS).to(torch.int64)
-    b = to_fixed(intercept, frac_bits).to(torch.int64)
-    k = to_fixed(knots, frac_bits).to(torch.int64)
+    a = _to_fixed(slope, SLOPE_BITS).to(torch.int64)
+    b = _to_fixed(intercept, frac_bits).to(torch.int64)
+    k = _to_fixed(knots, frac_bits).to(torch.int64)
     x = codes.to(torch.int64).clamp(int(k[0]), int(k[-1]))
     seg = (torch.searchsorted(k, x, right=True) - 1).clamp(0, len(k) - 2)
     y = _round_shift(a[seg] * x, SLOPE_BITS) + b[seg]
@@ -71,7 +72,7 @@ def nfu_layer(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor, frac_bits: int 
     piecewise-linear sigmoid. One block per cycle, pipelined over the three stages.
     """
     nn_, ni = w.shape
-    xq, wq, bq = to_fixed(x, frac_bits), to_fixed(w, frac_bits), to_fixed(b, frac_bits)
+    xq, wq, bq = _to_fixed(x, frac_bits), _to_fixed(w, frac_bits), _to_fixed(b, frac_bits)
     ni_p, nn_p = math.ceil(ni / TN) * TN, math.ceil(nn_ / TN) * TN
     xp = torch.zeros(ni_p, dtype=torch.int32)
     xp[:ni] = xq
@@ -85,11 +86,12 @@ def nfu_layer(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor, frac_bits: int 
     acc = tree.sum(dim=2).reshape(nn_p)[:nn_] + (bq.to(torch.int64) << frac_bits)
     pre = _round_shift(acc, frac_bits)
     saturated = int(((pre < INT16_MIN) | (pre > INT16_MAX)).sum())
-    codes = nfu3_sigmoid(_saturate16(pre), frac_bits)
-    out = from_fixed(codes, frac_bits)
+    pre16 = _saturate16(pre)
+    codes = nfu3_sigmoid(pre16, frac_bits)
+    out = _from_fixed(codes, frac_bits)
     ref = torch.sigmoid(w.to(torch.float32) @ x.to(torch.float32) + b.to(torch.float32))
     return NFURun(out, codes, ref, float((out - ref).abs().max()), blocks, blocks + PIPELINE_STAGES - 1,
-                  blocks * TN * TN, saturated)
+                  blocks * TN * TN, saturated, _from_fixed(pre16, frac_bits))
 
 
 # --------------------------------------------------------------------------- ShiDianNao

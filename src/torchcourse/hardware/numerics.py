@@ -1,7 +1,12 @@
 """Number formats of AI accelerators: int8 with scale and zero point, 16-bit fixed point, and a
-piecewise-linear sigmoid (DianNao's NFU-3). Reference implementations used by chapter 4's
-notebooks ``04-hardware/02-tpu-systolic-arrays`` (section 5) and ``04-hardware/03-npus``
-(sections 1-2), and by their hidden checks.
+piecewise-linear sigmoid (DianNao's NFU-3), as chapter 4's notebooks ``04-hardware/02-tpu-systolic-arrays``
+(section 6) and ``04-hardware/03-npus`` (sections 1-2) use them.
+
+The conversions the chapter's exercises ask a learner to write (``quantize_int8``, ``to_fixed``,
+``from_fixed``, ``pwl_sigmoid``) are private here: the simulators need them, a learner must not be able to
+import them as answers. The public functions are what the lessons show: affine parameters, the symmetric
+codes of a whole tensor with their scale, a dequantisation, Q-format ranges and bit patterns, the
+piecewise-linear sigmoid's table and its largest error.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ INT16_MIN, INT16_MAX = -(2**15), 2**15 - 1
 
 # --------------------------------------------------------------------------- int8 (section 4.2.5)
 
-def quantize_int8(x: torch.Tensor, scale: float, zero_point: int) -> torch.Tensor:
+def _quantize_int8(x: torch.Tensor, scale: float, zero_point: int) -> torch.Tensor:
     """``clamp(round(x / scale) + zero_point, -128, 127)`` as int8 (torch.round: half to even)."""
     q = torch.round(x.to(torch.float32) / scale) + zero_point
     return q.clamp(INT8_MIN, INT8_MAX).to(torch.int8)
@@ -33,15 +38,21 @@ def qparams(lo: float, hi: float) -> tuple[float, int]:
     return scale, max(INT8_MIN, min(INT8_MAX, zero_point))
 
 
+def symmetric_int8(x: torch.Tensor) -> tuple[torch.Tensor, float]:
+    """Symmetric int8 codes of a whole tensor and the scale it chose: ``(codes, max|x| / 127)``, zero point 0."""
+    scale = float(x.abs().max()) / INT8_MAX or 1.0
+    return _quantize_int8(x, scale, 0), scale
+
+
 # --------------------------------------------------------------------------- fixed point (4.3.1)
 
-def to_fixed(x: torch.Tensor, frac_bits: int) -> torch.Tensor:
+def _to_fixed(x: torch.Tensor, frac_bits: int) -> torch.Tensor:
     """16-bit fixed point with ``frac_bits`` fraction bits: round to nearest, saturate, int16."""
     q = torch.round(x.to(torch.float64) * 2.0**frac_bits)
     return q.clamp(INT16_MIN, INT16_MAX).to(torch.int16)
 
 
-def from_fixed(q: torch.Tensor, frac_bits: int) -> torch.Tensor:
+def _from_fixed(q: torch.Tensor, frac_bits: int) -> torch.Tensor:
     """The float32 value a 16-bit fixed-point code stands for."""
     return (q.to(torch.float64) / 2.0**frac_bits).to(torch.float32)
 
@@ -59,7 +70,7 @@ def bit_pattern(code: int, total_bits: int = 16) -> str:
 
 # --------------------------------------------------------------------------- piecewise-linear sigmoid
 
-def pwl_sigmoid(x: torch.Tensor, knots: torch.Tensor) -> torch.Tensor:
+def _pwl_sigmoid(x: torch.Tensor, knots: torch.Tensor) -> torch.Tensor:
     """Sigmoid interpolated linearly between ``knots`` (sorted), held constant outside them; float32.
 
     Each segment is ``a_i * x + b_i``: NFU-3 of DianNao stores such (a_i, b_i) pairs in a table.
@@ -71,6 +82,11 @@ def pwl_sigmoid(x: torch.Tensor, knots: torch.Tensor) -> torch.Tensor:
     i = (torch.searchsorted(k, xc, right=True) - 1).clamp(0, len(k) - 2)
     slope = (y[i + 1] - y[i]) / (k[i + 1] - k[i])
     return y[i] + slope * (xc - k[i])
+
+
+def pwl_error(x: torch.Tensor, knots: torch.Tensor) -> float:
+    """The largest distance, over the values ``x``, between the sigmoid and its interpolation at ``knots``."""
+    return float((_pwl_sigmoid(x, knots) - torch.sigmoid(x.to(torch.float32))).abs().max())
 
 
 def pwl_table(knots: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

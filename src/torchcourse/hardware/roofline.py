@@ -93,24 +93,24 @@ PUBLISHED = [TPU_V1, H100_SXM]
 
 # --------------------------------------------------------------------------- operations
 
-def matmul_ops_bytes(m: int, k: int, n: int, itemsize: int) -> tuple[int, int]:
+def _matmul_ops_bytes(m: int, k: int, n: int, itemsize: int) -> tuple[int, int]:
     """(operations, bytes) of an (m x k) @ (k x n) matmul reading both inputs and writing the output once."""
     return 2 * m * k * n, itemsize * (m * k + k * n + m * n)
 
 
-def elementwise_ops_bytes(numel: int, itemsize: int, inputs: int = 2) -> tuple[int, int]:
+def _elementwise_ops_bytes(numel: int, itemsize: int, inputs: int = 2) -> tuple[int, int]:
     """(operations, bytes) of an elementwise op such as ``a + b``: one op per output element."""
     return numel, itemsize * numel * (inputs + 1)
 
 
-def conv2d_ops_bytes(batch: int, c_in: int, c_out: int, hw: int, k: int, itemsize: int) -> tuple[int, int]:
+def _conv2d_ops_bytes(batch: int, c_in: int, c_out: int, hw: int, k: int, itemsize: int) -> tuple[int, int]:
     """(operations, bytes) of a stride-1 'same' conv2d on ``hw x hw`` images, each tensor moved once."""
     ops = 2 * batch * c_out * hw * hw * c_in * k * k
     moved = itemsize * (batch * c_in * hw * hw + c_out * c_in * k * k + batch * c_out * hw * hw)
     return ops, moved
 
 
-def attainable(intensity: float, peak: float, bandwidth: float) -> float:
+def _attainable(intensity: float, peak: float, bandwidth: float) -> float:
     """The roofline: min(peak, intensity x bandwidth)."""
     return min(peak, intensity * bandwidth)
 
@@ -141,13 +141,13 @@ def roofline_point(operation: str, n: int, dtype: str, cpu: Machine | None = Non
         return RooflineState(operation, n, dtype, 0, 0, 0.0, machines, {}, "Choose an operation, n >= 1 and a dtype.")
     size = DTYPES[dtype]
     if operation == OPERATIONS[0]:
-        ops, moved = matmul_ops_bytes(n, n, n, size)
+        ops, moved = _matmul_ops_bytes(n, n, n, size)
     elif operation == OPERATIONS[1]:
-        ops, moved = elementwise_ops_bytes(n * n, size)
+        ops, moved = _elementwise_ops_bytes(n * n, size)
     else:
-        ops, moved = conv2d_ops_bytes(1, 64, 64, n, 3, size)
+        ops, moved = _conv2d_ops_bytes(1, 64, 64, n, 3, size)
     intensity = ops / moved
-    att = {m.name: (attainable(intensity, m.peak[dtype], m.bandwidth) if dtype in m.peak else None) for m in machines}
+    att = {m.name: (_attainable(intensity, m.peak[dtype], m.bandwidth) if dtype in m.peak else None) for m in machines}
     parts = []
     for m in machines:
         if att[m.name] is None:

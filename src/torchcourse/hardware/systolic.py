@@ -42,24 +42,24 @@ from torchcourse.widgets import Explorer, figure_and_axes, fits_canvas
 PE = Callable[[torch.Tensor, torch.Tensor, torch.Tensor], tuple[torch.Tensor, torch.Tensor]]
 
 
-def pe_step(a_in: torch.Tensor, psum_in: torch.Tensor, weight: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+def _pe_step(a_in: torch.Tensor, psum_in: torch.Tensor, weight: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """One cycle of every PE at once: pass the activation right, the updated partial sum down."""
     return a_in, psum_in + a_in.to(torch.int32) * weight.to(torch.int32)
 
 
-def tile_cycles(m: int, rows: int, cols: int) -> int:
+def _tile_cycles(m: int, rows: int, cols: int) -> int:
     """Cycles of one tile: load ``rows``, fill ``rows - 1``, stream ``m``, drain ``cols - 1``."""
     return rows + (rows - 1) + m + (cols - 1)
 
 
-def systolic_cycles(m: int, k: int, n: int, rows: int, cols: int) -> int:
+def _cycles(m: int, k: int, n: int, rows: int, cols: int) -> int:
     """Cycles for ``(m x k) @ (k x n)`` on a ``rows x cols`` array, tile after tile."""
-    return math.ceil(k / rows) * math.ceil(n / cols) * tile_cycles(m, rows, cols)
+    return math.ceil(k / rows) * math.ceil(n / cols) * _tile_cycles(m, rows, cols)
 
 
 def utilisation(m: int, k: int, n: int, rows: int, cols: int) -> float:
     """Useful multiply-accumulates / (PEs x cycles)."""
-    return m * k * n / (rows * cols * systolic_cycles(m, k, n, rows, cols))
+    return m * k * n / (rows * cols * _cycles(m, k, n, rows, cols))
 
 
 @dataclass
@@ -113,7 +113,7 @@ def _run_tile(x: torch.Tensor, w: torch.Tensor, rows: int, cols: int, pe: PE, re
     while outstanding:
         a_in = torch.cat([left[t].unsqueeze(1), a[:, :-1]], dim=1)
         p_in = torch.cat([zero_row, p[:-1]], dim=0)
-        a, p = pe(a_in, p_in, held)
+        a, p = pe(a_in, p_in, held.clone())    # a PE function that changes its arguments cannot change the array
         bottom.append(p[-1].clone())           # a copy: a view would keep the whole grid alive
         # Columns whose result for some row m leaves the bottom now: j = t - (rows - 1) - m.
         j = t - (rows - 1) - np.arange(m)
@@ -136,7 +136,7 @@ def _check_operands(x: torch.Tensor, w: torch.Tensor) -> None:
 
 
 def systolic_matmul(x: torch.Tensor, w: torch.Tensor, rows: int, cols: int,
-                    pe: PE = pe_step) -> tuple[torch.Tensor, int]:
+                    pe: PE = _pe_step) -> tuple[torch.Tensor, int]:
     """``x @ w`` (int8 in, int32 out) on a ``rows x cols`` weight-stationary array: (result, cycles).
 
     ``pe(a_in, psum_in, weight) -> (a_right, psum_down)`` is called on whole (rows, cols) grids.
@@ -230,7 +230,7 @@ def systolic_frame(rows: int, cols: int, m: int, k: int, n: int, cycle: int) -> 
         x, w = _example(m, k)
         _cache.key, _cache.x = key, x
         with _one_thread():
-            _cache.run = _run_tile(x, w[:, :n], rows, cols, pe_step, True)
+            _cache.run = _run_tile(x, w[:, :n], rows, cols, _pe_step, True)
     run = _cache.run
     steps = run.stream_cycles
     t = max(0, min(cycle, steps - 1))

@@ -25,7 +25,7 @@ def test_random_shapes_equal_torch_matmul_and_the_cycle_formula(seed):
     y, cycles = systolic.systolic_matmul(x, w, rows, cols)
     assert y.dtype == torch.int32
     assert torch.equal(y, torch.matmul(x.to(torch.int32), w.to(torch.int32)))
-    assert cycles == systolic.systolic_cycles(m, k, n, rows, cols)
+    assert cycles == systolic._cycles(m, k, n, rows, cols)
     assert cycles == math.ceil(k / rows) * math.ceil(n / cols) * (2 * rows + cols + m - 2)
 
 
@@ -52,10 +52,10 @@ def test_a_pe_passing_sums_the_wrong_way_does_not_compute_the_product():
 
 def test_one_tile_cycles_split_into_load_fill_steady_drain():
     x, w = _operands(1, 5, 4, 4)
-    run = systolic._run_tile(x, w, 4, 4, systolic.pe_step, False)
+    run = systolic._run_tile(x, w, 4, 4, systolic._pe_step, False)
     assert run.load_cycles == 4
     assert run.stream_cycles == (4 - 1) + 5 + (4 - 1)
-    assert systolic.tile_cycles(5, 4, 4) == run.cycles == 15
+    assert systolic._tile_cycles(5, 4, 4) == run.cycles == 15
 
 
 def test_operands_must_be_int8_and_compatible():
@@ -113,4 +113,4 @@ def test_wrapper_updates_state_when_a_control_changes():
 def test_throughput_is_measured_in_simulated_macs_per_second():
     t = systolic.measure_throughput(rows=8, cols=8, m=16, repeats=1)
     assert t["macs_per_s"] > 0 and t["cycles_per_s"] > 0
-    assert t["cycles_per_s"] * t["seconds"] == pytest.approx(systolic.systolic_cycles(16, 8, 8, 8, 8))
+    assert t["cycles_per_s"] * t["seconds"] == pytest.approx(systolic._cycles(16, 8, 8, 8, 8))

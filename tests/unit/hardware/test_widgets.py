@@ -10,15 +10,15 @@ from torchcourse.hardware import fixedpoint, roofline
 
 
 def test_intensity_formulas():
-    assert roofline.matmul_ops_bytes(2, 2, 2, 4) == (16, 48)
-    assert roofline.elementwise_ops_bytes(10, 1) == (10, 30)
-    ops, moved = roofline.conv2d_ops_bytes(1, 3, 8, 5, 3, 2)
+    assert roofline._matmul_ops_bytes(2, 2, 2, 4) == (16, 48)
+    assert roofline._elementwise_ops_bytes(10, 1) == (10, 30)
+    ops, moved = roofline._conv2d_ops_bytes(1, 3, 8, 5, 3, 2)
     assert ops == 2 * 8 * 25 * 3 * 9 and moved == 2 * (3 * 25 + 8 * 3 * 9 + 8 * 25)
 
 
 def test_attainable_is_the_lower_roof():
-    assert roofline.attainable(0.5, 100.0, 10.0) == 5.0
-    assert roofline.attainable(50.0, 100.0, 10.0) == 100.0
+    assert roofline._attainable(0.5, 100.0, 10.0) == 5.0
+    assert roofline._attainable(50.0, 100.0, 10.0) == 100.0
 
 
 def test_published_figures_derive_from_their_parts():
