@@ -350,7 +350,7 @@ def expect_unchanged(before: Any, after: Any, *, call: str, what: str, taught: s
                 break
     if diff:
         raise CheckFailed(f"{call} changed {what} ({diff.removeprefix('value: ')}); the task says {what} must "
-                          f"stay as it was" + _where(taught))
+                          f"not change" + _where(taught))
 
 
 def expect_raises(fn: Callable, exc_type: type[BaseException], *, call: str, match: str | None = None,
