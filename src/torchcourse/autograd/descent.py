@@ -83,10 +83,18 @@ def descend(surface: str = "elongated bowl", lr: float = 0.1, momentum: float = 
     def final(path):
         return float(loss_fn(torch.tensor(path[-1], dtype=torch.float64)))
 
-    msg = f"With zero_grad: loss {final(good):.3g} after {len(good) - 1} steps."
+    def ran_away(path):
+        loss = final(path)
+        return len(path) < steps + 1 or not np.isfinite(loss) or loss > RUNAWAY
+
+    if ran_away(good):
+        msg = (f"With zero_grad: ran away after {len(good) - 1} steps (loss {final(good):.3g}): this step size is "
+               f"too large even with zero_grad.")
+    else:
+        msg = f"With zero_grad: loss {final(good):.3g} after {len(good) - 1} steps."
     if bad is not None:
         fl = final(bad)
-        if len(bad) < len(good) or not np.isfinite(fl) or fl > RUNAWAY:
+        if len(bad) < len(good) or ran_away(bad):
             msg += f" Without it: ran away after {len(bad) - 1} steps (loss {fl:.3g})."
         else:
             msg += f" Without it: loss {fl:.3g}; each step used the sum of every gradient so far."

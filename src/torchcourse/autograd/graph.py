@@ -190,6 +190,10 @@ def trace(out: torch.Tensor, leaves: dict[str, torch.Tensor], *, step: int | Non
     values = values or {}
     fns, edges = walk(out)
     if not fns:
+        name = next((k for k, t in leaves.items() if t is out), None)
+        if out.requires_grad and out.is_leaf:
+            return GraphState(expression, (), (), (), 0, {}, {}, f"{name or 'This tensor'} is a leaf: nothing was "
+                              "computed from it, so there is no graph to walk.")
         return GraphState(expression, (), (), (), 0, {}, {}, "This result has no grad_fn: no input requires grad, "
                           "so PyTorch recorded nothing.")
     if len(fns) > MAX_NODES:
@@ -311,7 +315,8 @@ def record(expression: str, x: float = 2.0, y: float = 3.0, step: int | None = N
         return GraphState(expression, (), (), (), 0, {}, {}, f"PyTorch could not evaluate {expression!r}: {exc}")
     if not isinstance(out, torch.Tensor):
         return GraphState(expression, (), (), (), 0, {}, {}, "The expression does not use x or y.")
-    used = {k: t for k, t in (("x", xt), ("y", yt)) if any(getattr(f, "variable", None) is t for f in walk(out)[0])}
+    used = {k: t for k, t in (("x", xt), ("y", yt))
+            if t is out or any(getattr(f, "variable", None) is t for f in walk(out)[0])}
     state = trace(out, used, step=step, values=values, expression=expression)
     if state.ok and not math.isfinite(float(out.detach())):
         return GraphState(expression, state.nodes, state.edges, state.steps, state.step, state.grads,

@@ -5,7 +5,7 @@ Used in notebook 2.2 (``solutions/02-autograd/02-jacobians-and-stopping.ipynb``)
 
 core: ``explore(function, v_text)`` -> ``JacobianState``: the Jacobian from ``torch.func.jacrev``,
       ``v^T J`` from ``y.backward(v)`` (what it leaves in ``x.grad``), and the pass counts: a full
-      Jacobian costs one backward pass per output (m) or one forward-mode pass per input (n).
+      Jacobian costs one vector-Jacobian product per output (m) or one Jacobian-vector product per input (n).
 renderer: ``draw_jacobian(state)`` -> matplotlib Figure
 wrapper: ``JacobianExplorer()`` (function drop-down, a text box for v)
 static stand-in: ``static_jacobian_explorer()``: one function, three choices of v.
@@ -96,8 +96,9 @@ def explore(function: str, v_text: str) -> JacobianState:
     f(xg).backward(torch.tensor(v, dtype=torch.float64))
     vjp = tuple(xg.grad.tolist())
     msg = (f"y.backward(v) left x.grad = v^T J = [{', '.join(f'{g:.3g}' for g in vjp)}]: one backward pass, one "
-           f"weighted sum of J's rows. The full {len(outs)}x{len(ins)} Jacobian costs {len(outs)} backward passes "
-           f"(one per output row, jacrev) or {len(ins)} forward-mode passes (one per input column, jacfwd).")
+           f"weighted sum of J's rows. The full {len(outs)}x{len(ins)} Jacobian costs {len(outs)} VJPs, one per "
+           f"output row (jacrev batches them into one vmapped pass; autograd.functional.jacobian loops), or "
+           f"{len(ins)} JVPs, one per input column (jacfwd).")
     return JacobianState(v=v, vjp=vjp, message=msg, **base)
 
 
@@ -136,7 +137,7 @@ def draw_jacobian(state: JacobianState, ax=None) -> Figure:
             ax.add_artist(patch(paths, colour, zorder=3))
     ax.set_xlim(-2.4, n + 1.0)
     ax.set_ylim(m + 1.6, -0.8)
-    ax.text(0.5, 1.02, f"{state.function}: J is {m}x{n}\nfull J: {m} backward passes (jacrev) or {n} forward (jacfwd)",
+    ax.text(0.5, 1.02, f"{state.function}: J is {m}x{n}\nfull J: {m} VJPs (jacrev) or {n} JVPs (jacfwd)",
             ha="center", va="bottom", fontsize=9, transform=ax.transAxes)
     return fig
 

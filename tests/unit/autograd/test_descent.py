@@ -58,3 +58,10 @@ def test_renderer_wrapper_stand_in():
     w.controls["lr"].value = 0.2
     assert w.state.lr == 0.2
     assert len(static_descent_playground().axes) == 2
+
+
+def test_a_run_that_diverges_with_zero_grad_says_so():
+    state = descend("banana valley", 0.1, 0.0, 30, True)
+    assert state.message.startswith("With zero_grad: ran away after")
+    assert "too large even with zero_grad" in state.message
+    assert descend("elongated bowl", 0.1, 0.0, 30, True).message.startswith("With zero_grad: loss")

@@ -80,7 +80,7 @@ def test_steps_follow_a_topological_order_and_sums_match(seed):
     expression = _random_expression(random.Random(seed))
     state = record(expression, 0.7, -1.3)
     if not state.ok:
-        assert "does not use" in state.message or "no grad_fn" in state.message
+        assert any(text in state.message for text in ("does not use", "no grad_fn", "is a leaf: nothing was computed"))
         return
     ran = {s.node: k for k, s in enumerate(state.steps)}
     assert set(ran) == {n.id for n in state.nodes}
@@ -180,3 +180,8 @@ def test_budgets_name_real_widgets():
             for v in values:
                 widget.controls[name].value = v
                 assert widget.figure is not None
+
+
+def test_a_bare_leaf_is_named_as_a_leaf():
+    assert record("x").message == "x is a leaf: nothing was computed from it, so there is no graph to walk."
+    assert "no grad_fn" in record("2 + 3").message or "does not use" in record("2 + 3").message
