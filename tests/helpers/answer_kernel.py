@@ -85,6 +85,11 @@ def defined_functions(source: str) -> list[str]:
     return [node.name for node in ast.parse(source).body if isinstance(node, ast.FunctionDef)]
 
 
+def defined_names(source: str) -> list[str]:
+    """The names of the functions and classes an answer cell defines at its top level."""
+    return [node.name for node in ast.parse(source).body if isinstance(node, (ast.FunctionDef, ast.ClassDef))]
+
+
 class AnswerKernel:
     """One real kernel that has run a whole solution notebook."""
 

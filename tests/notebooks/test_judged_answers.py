@@ -8,7 +8,8 @@ notebook that has run the whole solution notebook:
 - each listed RIGHT answer (``wrong_answers/<slug>.py``) passes the checks and emits values the judge
   matches with the solution's: full marks in both graders;
 - each listed WRONG answer fails the checks with their own ``CheckFailed`` (not any error): 0 in both;
-- answers no list names, generated from the solution: its results with other strides, as copies, with
+- answers no list names, generated from the solution (each function its answer cell defines, or each
+  method of a class it defines, wrapped): its results with other strides, as copies, with
   float noise far inside any stated tolerance, or with its inputs copied first, score full marks; the
   solution changing its inputs after it ran scores full marks unless the task forbids it, and then fails;
   a task about layout, views or exact values fails the variants that break them (its ``FAILING_VARIANTS``
@@ -25,7 +26,7 @@ import nbformat
 import pytest
 
 from grader.judge import compare, emitted
-from tests.helpers.answer_kernel import AnswerKernel, defined_functions
+from tests.helpers.answer_kernel import AnswerKernel, defined_functions, defined_names
 from tests.helpers.notebooks import grade_id, is_checks_cell, solution_notebooks
 from torchcourse.grading import DEFAULT_SEED
 
@@ -45,8 +46,7 @@ VARIANTS = ("restrided", "copied", "noisy", "inputs-copied", "inputs-changed")
 def _answer_lists() -> dict[str, dict]:
     """wrong_answers/<slug>.py of every exercise: WRONG and RIGHT (lists of answer-cell sources), and where a
     task makes a generated variant wrong, FAILING_VARIANTS = {variant: why} (each must then score less: an
-    entry is a claim the test checks, not a skip), or NOT_WRAPPED = why (a class-based answer, whose
-    functions cannot be wrapped)."""
+    entry is a claim the test checks, not a skip)."""
     return {module.stem: runpy.run_path(str(module)) for module in sorted(ANSWERS_DIR.glob("*.py"))}
 
 
@@ -117,13 +117,13 @@ def _tc_change(v):
     return v
 
 
-def _tc_wrap(name, variant):
-    original = globals()[name]
-
+def _tc_wrapped(original, variant, first_kept):
+    # first_kept: a method's self, or an autograd Function's ctx, is never copied or changed
     def wrapped(*args, **kwargs):
+        kept, rest = args[:first_kept], args[first_kept:]
         if variant == "inputs-copied":
-            args, kwargs = _tc_fresh(args), _tc_fresh(kwargs)
-        result = original(*args, **kwargs)
+            rest, kwargs = _tc_fresh(rest), _tc_fresh(kwargs)
+        result = original(*kept, *rest, **kwargs)
         if variant == "restrided":
             return _tc_map(result, _tc_restride)
         if variant == "copied":
@@ -132,12 +132,29 @@ def _tc_wrap(name, variant):
             return _tc_map(result, _tc_noise)
         if variant == "inputs-changed":
             result = _tc_map(result, _tc_copy)
-            _tc_map((args, kwargs), _tc_change)
+            _tc_map((rest, kwargs), _tc_change)
         return result
 
     wrapped.__name__, wrapped.__qualname__, wrapped.__doc__ = original.__name__, original.__qualname__, original.__doc__
     wrapped.__wrapped__ = original
-    globals()[name] = wrapped
+    return wrapped
+
+
+def _tc_wrap(name, variant):
+    original = globals()[name]
+    if not isinstance(original, type):
+        globals()[name] = _tc_wrapped(original, variant, 0)
+        return
+    # a class: each method its body defines, so what the checks drive through it changes as the variant says
+    function_ctx = issubclass(original, _tc_torch.autograd.Function)
+    for attr, member in list(vars(original).items()):
+        if isinstance(member, staticmethod):
+            kept = 1 if function_ctx and attr in ("forward", "backward", "jvp", "setup_context") else 0
+            setattr(original, attr, staticmethod(_tc_wrapped(member.__func__, variant, kept)))
+        elif isinstance(member, classmethod):
+            setattr(original, attr, classmethod(_tc_wrapped(member.__func__, variant, 1)))
+        elif callable(member) and not isinstance(member, type) and attr not in ("__repr__", "__str__"):
+            setattr(original, attr, _tc_wrapped(member, variant, 1))
 """
 
 # The library's public functions, each once: (dotted name, number of required positional parameters, and
@@ -275,11 +292,8 @@ _VARIANT_CASES = [(path, slug, variant) for path, slug in EXERCISES for variant 
                          ids=[f"{p.parent.name}/{s}/{v}" for p, s, v in _VARIANT_CASES])
 def test_a_generated_variant_of_the_solution_scores_as_its_task_says(kernels, path, slug, variant):
     kernel = kernels(path)
-    names = defined_functions(kernel.answer_source(slug))
-    if not names:
-        why = ANSWERS.get(slug, {}).get("NOT_WRAPPED")
-        assert why, f"{slug}: its answer defines no function to wrap; say why in wrong_answers/{slug}.py's NOT_WRAPPED"
-        pytest.skip(why)
+    names = defined_names(kernel.answer_source(slug))
+    assert names, f"{slug}: its answer cell defines no function or class"
     kernels.reference(path, slug)
     ok, err = kernel.run(_VARIANTS)
     assert ok, err
@@ -307,7 +321,7 @@ def test_no_library_function_is_an_answer(kernels, path, slug):
     kernel = kernels(path)
     names = defined_functions(kernel.answer_source(slug))
     if not names:
-        pytest.skip(ANSWERS.get(slug, {}).get("NOT_WRAPPED", "no function to wrap"))
+        pytest.skip("the answer is a class: no library function can stand in for it")
     seed = FEW_SEEDS[1]
     refs = kernels.reference(path, slug)
     ok, err = kernel.run(_LIBRARY.format(skip=LIBRARY_MACHINERY))

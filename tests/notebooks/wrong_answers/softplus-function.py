@@ -60,4 +60,4 @@ RIGHT = [
     _CLASS.format(forward="(torch.clamp(x.double(), min=0) + torch.log1p(torch.exp(-x.double().abs()))).to(x.dtype)",
                   backward="(grad_output.double() * torch.sigmoid(x.double())).to(x.dtype)"),
 ]
-NOT_WRAPPED = "the answer is a torch.autograd.Function subclass, called through Softplus.apply; the RIGHT list holds its variants"
+

@@ -172,4 +172,4 @@ RIGHT = [
     .replace("    __rmul__ = __mul__\n", "    def __rmul__(self, other):\n        return Value(other) * self\n")
     .replace("(1.0 - out.data ** 2) * out.grad", "(1.0 / math.cosh(self.data) ** 2) * out.grad"),
 ]
-NOT_WRAPPED = "the answer is a class whose objects the checks drive; the RIGHT list holds its variants"
+
