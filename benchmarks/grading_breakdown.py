@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/grading_breakdown.py [--chapter 01-tensors] [--students 4] [--repeat 3]
 
 The limit: each solution notebook's cells run in an already-warm, single-threaded process (the sandbox's
-own warm worker code, `grader/warm_worker.py`: torch imported once, the shell made, one forked child per
+own warm worker code, `grader/inside/`: torch imported once, the shell made, one forked child per
 notebook), once with the static figures rendered to PNG as the grader renders them and once with no PNG
 formatter at all. Nothing else runs in that child: no guard, no pipes, no sandbox.
 
@@ -35,20 +35,28 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-WORKER = REPO / "grader" / "warm_worker.py"
+INSIDE = REPO / "grader" / "inside"
 
 # --------------------------------------------------------------------------- inside the warm process
 # Everything from here to the outer part runs in `python -I grading_breakdown.py --inner ...`: a process like
-# the sandbox's warm worker (only what warm_worker.py imports), so the limit is measured where jobs run.
+# the sandbox's warm worker (only what grader/inside/ imports), so the limit is measured where jobs run.
 
 
 def _load_worker():
+    """The worker's package, loaded as the sandbox loads it (grader/inside/__main__.py), its modules imported."""
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("torchcourse_warm_worker", WORKER)
-    w = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(w)
-    return w
+    spec = importlib.util.spec_from_file_location("inside", INSIDE / "__init__.py",
+                                                  submodule_search_locations=[str(INSIDE)])
+    sys.modules["inside"] = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(sys.modules["inside"])
+    import inside.base
+    import inside.child
+    import inside.guard
+    import inside.parent
+    import inside.shell
+
+    return inside
 
 
 def _fork(fn) -> dict:
@@ -80,17 +88,17 @@ def _inner_limit(w, shell, folder: Path, cells: list[str], png: bool) -> dict:
 
     def child() -> dict:
         os.chdir(folder)
-        sys.stdout, sys.stderr = w._Sink("stdout", 1), w._Sink("stderr", 2)
+        sys.stdout, sys.stderr = w.shell._Sink("stdout", 1), w.shell._Sink("stderr", 2)
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, 1)
         os.dup2(devnull, 2)
         if not png:
             inline.set_matplotlib_formats()  # no PNG formatter: a figure shows as its text only
-        w._seed_everything(1234)
+        w.child._seed_everything(1234)
         wall = cpu = 0.0
         failed = 0
         for source in cells:
-            w.COLLECT.reset()
+            w.shell.COLLECT.reset()
             t, c = time.perf_counter(), time.process_time()
             failed += not shell.run_cell(source, store_history=True).success
             wall += time.perf_counter() - t
@@ -125,7 +133,7 @@ def _instrument(w, shell, log_path: str) -> None:
         with open(log_path, "w") as f:
             json.dump(acc, f)
 
-    orig_child, orig_serve, orig_guard = w.run_child, w._serve_cells, w.make_guard
+    orig_child, orig_serve, orig_guard = w.parent.run_child, w.child._serve_cells, w.child.make_guard
 
     def run_child(*a, **k):
         acc.clear()
@@ -141,7 +149,7 @@ def _instrument(w, shell, log_path: str) -> None:
         hook, check, state = orig_guard(*a, **k)
         return timed("guard_hook", hook), timed("guard_checks", check), state
 
-    real_run_cell, real_hidden = shell.run_cell, w._run_hidden
+    real_run_cell, real_hidden = shell.run_cell, w.child._run_hidden
 
     def cell_step(name, fn):
         """fn timed as `name`; after it, the moment it ended and the totals so far go to log_path."""
@@ -157,25 +165,27 @@ def _instrument(w, shell, log_path: str) -> None:
 
     run_cell, hidden = cell_step("cells", real_run_cell), cell_step("hidden", real_hidden)
 
-    w.run_child, w._serve_cells, w.make_guard, w._run_hidden = run_child, serve, guard, hidden
+    # each replaced where it is looked up: the parent forks run_child, run_child calls the others
+    w.parent.run_child = run_child
+    w.child._serve_cells, w.child.make_guard, w.child._run_hidden = serve, guard, hidden
     shell.run_cell = run_cell
     bb.FigureCanvasBase.print_figure = timed("figures", bb.FigureCanvasBase.print_figure)
     for name in ("stream", "display", "error"):
-        setattr(w._Collector, name, timed("capture", getattr(w._Collector, name)))
+        setattr(w.shell._Collector, name, timed("capture", getattr(w.shell._Collector, name)))
     parent: dict[str, float] = {}
     ptimed = timer(parent)  # the warm worker's side of the job, read back after run_job
-    w._channel_holders = ptimed("channel_checks", w._channel_holders)
-    w._kill_uid = ptimed("kill", w._kill_uid)
-    w._sweep = ptimed("sweep", w._sweep)
+    w.parent._channel_holders = ptimed("channel_checks", w.parent._channel_holders)
+    w.parent._kill_uid = ptimed("kill", w.parent._kill_uid)
+    w.parent._sweep = ptimed("sweep", w.parent._sweep)
     w._PARENT_TIMES = parent
 
 
 def _inner(args) -> None:
     os.environ.setdefault("MPLBACKEND", "Agg")
     w = _load_worker()
-    shell = w.make_shell()
-    snap = w._snapshot()
-    w.settle()  # as the worker does before its first job
+    shell = w.shell.make_shell()
+    snap = w.guard._snapshot()
+    w.child.settle()  # as the worker does before its first job
     task = json.loads(Path(args.inner).read_text())
     out: dict = {"limit": {}, "jobs": []}
     if task.get("together"):  # one of several processes started at once: see parallel_limit()
@@ -200,7 +210,7 @@ def _inner(args) -> None:
             w._PARENT_TIMES.clear()
             t0 = time.perf_counter()
             c0 = os.times()
-            reply = w.run_job(shell, spec, snap)
+            reply = w.parent.run_job(shell, spec, snap)
             t1 = time.perf_counter()
             c1 = os.times()
             child = json.loads(Path(log).read_text())

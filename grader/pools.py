@@ -35,7 +35,7 @@ class LocalPool:
         self.limits = limits
         self.free: queue.Queue[SandboxWorker] = queue.Queue()
         # Each worker process keeps to a CPU of its own when there are enough; its jobs get every CPU back
-        # (why: grader/warm_worker.py, _keep_to_cpu).
+        # (why: grader/inside/confine.py, _keep_to_cpu).
         cpus = sorted(os.sched_getaffinity(0))
         pin = self.n <= len(cpus)
         # Started side by side; each spends seconds importing torch.

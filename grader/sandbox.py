@@ -1,6 +1,6 @@
 """Run one submission's cells under limits and return what the cells claimed, nothing else.
 
-A `SandboxWorker` owns one warm worker process (`grader/warm_worker.py`, torch imported once)
+A `SandboxWorker` owns one warm worker process (`grader/inside/`, torch imported once)
 started inside bubblewrap when it is available: its own PID, network, IPC and UTS
 namespaces, a filesystem made only of /usr, the virtual environment, the course library
 and one job folder, so the gradebook, solutions/, references and other submissions are
@@ -41,8 +41,8 @@ from grader.limits import cap_outputs, parse_bounded, result_lines
 from grader.wire import CellResult, CellStatus, RawResult, RunStatus
 from torchcourse.contract import CELL_TIMEOUT_S, NOTEBOOK_BUDGET_S, split_regions
 
-WORKER = Path(__file__).with_name("warm_worker.py")
-INSIDE_WORKER = "/opt/torchcourse-grader/warm_worker.py"
+WORKER = Path(__file__).with_name("inside")  # the worker's package, run as `python -I <folder>`
+INSIDE_WORKER = "/opt/torchcourse-grader/inside"
 RESULTS_CAP = 96 * 2**20   # bytes of results.jsonl the grader reads
 
 
@@ -193,8 +193,8 @@ def _cgroup_dir(controller: str) -> Path | None:
     return None
 
 
-# The same walk is in warm_worker.py, which imports nothing from the grader package and whose import
-# loads torch: a copy of nine lines is cheaper than either.
+# The same walk is in grader/inside/channel.py, which imports nothing from the grader package (it runs inside
+# the sandbox): a copy of nine lines is cheaper than a module both sides import for it.
 def _descendants(pid: int) -> list[int]:
     found, todo = [], [pid]
     while todo:
@@ -348,7 +348,7 @@ def preload_errors(ready: dict) -> list[str]:
     return [f"{str(name)[:200]}: {str(why)[:500]}" for name, why in sorted(errors.items())]
 
 
-RECORD_OPENING = re.compile(rb'\{"w": (\d{1,9}), ')  # the worker's own start of a cell's line (warm_worker._record)
+RECORD_OPENING = re.compile(rb'\{"w": (\d{1,9}), ')  # the worker's own opening of a cell's line (channel._record)
 
 
 def _unreadable_record(raw: bytes, n_cells: int) -> CellResult | None:
@@ -471,7 +471,7 @@ class SandboxWorker:
         self.uid = random.randrange(200_000, 2_000_000_000) + slot if self.fac.drop_uid else None
         self.counter = 0
         self.preload_errors: list[str] = []   # what the worker could not import, from its ready line
-        self.isolate = False                  # per-job namespaces (grader/warm_worker.py _fresh_job_space)
+        self.isolate = False                  # per-job namespaces (grader/inside/confine.py _fresh_job_space)
         self.proc: subprocess.Popen | None = None
         self.cgroups: Cgroups | None = None
         self.log = open(self.jobs_root.with_suffix(".log"), "w+b")

@@ -1,6 +1,6 @@
 """What crosses from the sandbox to the judge, typed: a job's key, how its run ended, each cell's result.
 
-The warm worker (`grader/warm_worker.py`, inside the sandbox) speaks JSON lines; `grader/sandbox.py`
+The warm worker (`grader/inside/`, inside the sandbox) speaks JSON lines; `grader/sandbox.py`
 parses them into these types, and the pools, `autograde` and the judge read only these. A cell's
 result is still a *claim* of code that ran beside learner code: the judge treats it as data. The
 enums are `str` enums, so their JSON and their comparisons with plain strings stay what they were.

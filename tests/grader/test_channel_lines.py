@@ -4,85 +4,74 @@ several cells' lines can arrive in one read, and each is read as its own cell's,
 from __future__ import annotations
 
 import json
+import os
 
+import pytest
+
+from grader.inside.channel import _Channel, _record
 from grader.limits import parse_line
 from grader.sandbox import parse_results
-from tests.helpers.warm_worker import run_with_worker
 
-PRELUDE = r"""
-import json, os
 
-def line(nonce, **obj):  # a line as the child writes it
+def line(nonce, **obj) -> bytes:  # a line as the child writes it
     return (json.dumps({"n": nonce, **obj}) + "\n").encode()
 
-r, wr = os.pipe()
-chan = w._Channel(r)
-"""
 
-SCRIPT = PRELUDE + r"""
-seen = []
+@pytest.fixture
+def pipe():
+    """(the channel on a pipe's read end, the write end)."""
+    r, wr = os.pipe()
+    yield _Channel(r), wr
+    os.close(r)
+    os.close(wr)
 
-def got(chan):  # the result as the worker keeps it: the bytes the child wrote, read here as JSON
+
+def got(chan: _Channel) -> list:  # the result as the worker keeps it: the bytes the child wrote, read here as JSON
     return [None if chan.result is None else json.loads(chan.result), [json.loads(e) for e in chan.emits],
             chan.tampered]
-# cell 0's result, cell 1's emitted value and result, and the start of cell 2's result: one write, one read
-os.write(wr, line("a", result={"i": 0, "outputs": []}) + line("b", emit=["s", "v", 1])
-         + line("b", result={"i": 1, "outputs": []}) + line("c", result={"i": 2, "outputs": [{"t": "x" * 50}]})[:30])
-chan.start("a", ["flag from before cell 0"])
-chan.feed()
-seen.append(got(chan))
-chan.start("b", [])
-seen.append(got(chan))
-chan.start("c", [])
-seen.append(got(chan))
-os.write(wr, line("c", result={"i": 2, "outputs": [{"t": "x" * 50}]})[30:] + line("a", emit=["late"]))
-chan.feed()
-seen.append(got(chan))
-chan.start("d", [])
-seen.append(got(chan))
-print(json.dumps(seen))
-"""
 
 
-def test_lines_that_arrive_together_go_to_their_own_cells(tmp_path):
-    done = run_with_worker(SCRIPT, tmp_path, preload="")
-    assert done.returncode == 0, done.stderr
-    first, second, third, fourth, fifth = json.loads(done.stdout.splitlines()[-1])
-    assert first == [{"i": 0, "outputs": []}, [], ["flag from before cell 0"]]
-    assert second == [{"i": 1, "outputs": []}, [["s", "v", 1]], []]
-    assert third == [None, [], []]  # only part of its line is there yet
-    assert fourth == [{"i": 2, "outputs": [{"t": "x" * 50}]}, [], []]
+def test_lines_that_arrive_together_go_to_their_own_cells(pipe):
+    chan, wr = pipe
+    # cell 0's result, cell 1's emitted value and result, and the start of cell 2's result: one write, one read
+    os.write(wr, line("a", result={"i": 0, "outputs": []}) + line("b", emit=["s", "v", 1])
+             + line("b", result={"i": 1, "outputs": []})
+             + line("c", result={"i": 2, "outputs": [{"t": "x" * 50}]})[:30])
+    chan.start("a", ["flag from before cell 0"])
+    chan.feed()
+    assert got(chan) == [{"i": 0, "outputs": []}, [], ["flag from before cell 0"]]
+    chan.start("b", [])
+    assert got(chan) == [{"i": 1, "outputs": []}, [["s", "v", 1]], []]
+    chan.start("c", [])
+    assert got(chan) == [None, [], []]  # only part of its line is there yet
+    os.write(wr, line("c", result={"i": 2, "outputs": [{"t": "x" * 50}]})[30:] + line("a", emit=["late"]))
+    chan.feed()
+    assert got(chan) == [{"i": 2, "outputs": [{"t": "x" * 50}]}, [], []]
+    chan.start("d", [])
     # what came after cell 2's result is the next cell's: a line with an earlier cell's nonce is not the grader's
-    assert fifth == [None, [], ["data not written by the grader on the results channel"]]
+    assert got(chan) == [None, [], ["data not written by the grader on the results channel"]]
 
 
-RECORD = PRELUDE + r"""
-claims = {"i": 0, "status": "ok", "outputs": [], "emits": [["forged"]], "tampered": [], "seconds": 0.1}
-os.write(wr, line("a", emit=["real", {"k": 1.5}]) + json.dumps({"emit": ["reordered"], "n": "a"}).encode() + b"\n"
-         + line("a", result=claims) + line("b", result={"status": "ok", "outputs": []}))
-chan.start("a", ["a flag"])
-chan.feed()
-first = w._record(3, chan.result, chan.emits, chan.tampered)
-chan.start("b", [])
-second = [chan.result, chan.tampered, w._record(4, chan.result, chan.emits, chan.tampered)]
-# forged lines with the nonce that open as the child's own but do not parse: the record they make cannot either
-os.write(wr, b'{"n": "c", "emit": [1, }\n{"n": "c", "result": {"i": 5, "outputs": [}\n')
-chan.start("c", ["a flag the unreadable line takes with it"])
-chan.feed()
-third = w._record(5, chan.result, chan.emits, chan.tampered)
-print(json.dumps([first.decode(), second[0], second[1], second[2].decode(), third.decode()]))
-"""
-
-
-def test_the_results_file_holds_the_workers_keys_whatever_the_result_claimed(tmp_path):
+def test_the_results_file_holds_the_workers_keys_whatever_the_result_claimed(pipe, tmp_path):
     """The child's result goes to the results file as it came, with the worker's keys appended: the cell's
     index, emitted values and flags are the worker's even where the result claimed its own, and a line with
     the nonce that is not a result as the child writes one is a flag, not a result."""
-    done = run_with_worker(RECORD, tmp_path, preload="")
-    assert done.returncode == 0, done.stderr
-    first, result, flags, unfinished, forged = json.loads(done.stdout.splitlines()[-1])
+    chan, wr = pipe
+    claims = {"i": 0, "status": "ok", "outputs": [], "emits": [["forged"]], "tampered": [], "seconds": 0.1}
+    os.write(wr, line("a", emit=["real", {"k": 1.5}]) + json.dumps({"emit": ["reordered"], "n": "a"}).encode()
+             + b"\n" + line("a", result=claims) + line("b", result={"status": "ok", "outputs": []}))
+    chan.start("a", ["a flag"])
+    chan.feed()
+    first = _record(3, chan.result, chan.emits, chan.tampered)
+    chan.start("b", [])
+    result, flags, unfinished = chan.result, chan.tampered, _record(4, chan.result, chan.emits, chan.tampered)
+    # forged lines with the nonce that open as the child's own but do not parse: the record they make cannot either
+    os.write(wr, b'{"n": "c", "emit": [1, }\n{"n": "c", "result": {"i": 5, "outputs": [}\n')
+    chan.start("c", ["a flag the unreadable line takes with it"])
+    chan.feed()
+    forged = _record(5, chan.result, chan.emits, chan.tampered)
     results = tmp_path / "results.jsonl"
-    results.write_text(first + unfinished + forged)
+    results.write_bytes(first + unfinished + forged)
     cells = parse_results(results, 10)  # as the grader reads the worker's file
     first, unfinished = cells[3], cells[4]
     # an emitted value goes through as written; a line with the nonce that is not one as the guard writes it
@@ -93,7 +82,7 @@ def test_the_results_file_holds_the_workers_keys_whatever_the_result_claimed(tmp
     assert (unfinished.i, unfinished.status, unfinished.outputs, unfinished.tampered) == \
         (4, "unfinished", [], ["a malformed result on the results channel"])
     # a record that does not parse is still the worker's: its cell is flagged, not dropped with its flags
-    assert parse_line(forged.encode()) is None
+    assert parse_line(forged) is None
     assert (cells[5].status, cells[5].emits, cells[5].tampered) == \
         ("unfinished", None, ["the cell's results could not be read: a line with its nonce, not written by the "
                               "grader, on the results channel"])

@@ -4,16 +4,17 @@ lasts, whether it is in a library module, builtins, a library class or the noteb
 
 from __future__ import annotations
 
-from tests.helpers.warm_worker import run_with_worker
+from tests.helpers.warm_process import run_in_warm_process
 
 SCRIPT = r"""
 import os, sys, types
 import numpy, torch, builtins
-shell = w.make_shell()
-snap = w._snapshot()
+shell = inside.shell.make_shell()
+snap = inside.guard._snapshot()
 r, fd = os.pipe()
 grading = sys.modules.get("torchcourse.grading")
-hook, check, state = w.make_guard(shell, snap, fd, grading, w._canonical_names(grading))
+canonical = inside.child._canonical_names(grading)
+hook, check, state = inside.guard.make_guard(shell, snap, fd, grading, canonical)
 assert check("start") == [], check("start")
 assert check("again") == []  # now skipped as clean
 
@@ -57,5 +58,5 @@ print("ok")
 
 
 def test_a_change_after_a_clean_check_is_found(tmp_path):
-    done = run_with_worker(SCRIPT, tmp_path)
+    done = run_in_warm_process(SCRIPT, tmp_path)
     assert done.returncode == 0 and done.stdout.startswith("ok"), done.stdout[-2000:] + done.stderr[-3000:]

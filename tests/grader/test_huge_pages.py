@@ -8,13 +8,14 @@ import json
 
 import pytest
 
-from tests.helpers.warm_worker import run_with_worker
+from tests.helpers.warm_process import run_in_warm_process
 
 SCRIPT = r"""
 import ctypes, json, os
-shell = w.make_shell()
-w._snapshot()
-w.settle()
+shell = inside.shell.make_shell()
+inside.guard._snapshot()
+inside.child.settle()
+HUGE = inside.confine.HUGE
 
 def rollup(key):
     for line in open("/proc/self/smaps_rollup"):
@@ -29,8 +30,8 @@ for line in open("/proc/self/smaps"):
     if "-" in head[0] and not head[0].endswith(":"):
         region = [int(x, 16) for x in head[0].split("-")] if "w" in head[1] else None
     elif head[0] == "AnonHugePages:" and int(head[1]) and region:
-        lo = (region[0] + w.HUGE - 1) & ~(w.HUGE - 1)
-        starts += range(lo, region[1] - w.HUGE + 1, w.HUGE)
+        lo = (region[0] + HUGE - 1) & ~(HUGE - 1)
+        starts += range(lo, region[1] - HUGE + 1, HUGE)
 huge = rollup("AnonHugePages")
 r, fd = os.pipe()
 pid = os.fork()
@@ -74,7 +75,7 @@ def test_the_warm_heap_is_huge_and_a_child_still_copies_only_what_it_writes(tmp_
     if not _collapse_supported():
         pytest.skip("this kernel cannot collapse memory into huge pages (MADV_COLLAPSE, Linux 6.1): "
                     "the worker then keeps ordinary pages")
-    done = run_with_worker(SCRIPT, tmp_path, timeout=180)
+    done = run_in_warm_process(SCRIPT, tmp_path, timeout=180)
     assert done.returncode == 0, done.stderr[-3000:]
     got = json.loads(done.stdout.strip().splitlines()[-1])
     assert got["huge"] >= got["anon"] // 2, got  # most of the warm process's anonymous memory

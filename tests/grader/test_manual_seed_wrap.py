@@ -4,7 +4,7 @@ holds, and the wrapper seeds exactly as torch.random.manual_seed does, before an
 
 from __future__ import annotations
 
-from tests.helpers.warm_worker import run_with_worker
+from tests.helpers.warm_process import run_in_warm_process
 
 SCRIPT = r"""
 import sys, torch
@@ -29,12 +29,13 @@ print("ok")
 
 
 def test_manual_seed_is_wrapped_once_and_seeds_the_same(tmp_path):
-    done = run_with_worker(SCRIPT, tmp_path, preload="torchcourse.tensors,torchcourse.grading")  # chapter 1's
+    chapter_1 = "torchcourse.tensors,torchcourse.grading"
+    done = run_in_warm_process(SCRIPT, tmp_path, preload=chapter_1)
     assert done.returncode == 0 and done.stdout.startswith("ok"), done.stdout[-2000:] + done.stderr[-3000:]
 
 
 def test_a_chapter_whose_library_package_names_dynamo_gets_it_warm(tmp_path):
     script = ('import sys, torch\nassert "torch._dynamo" in sys.modules\n'
               'assert torch.manual_seed.__wrapped__ is torch.random.manual_seed\nprint("ok")\n')
-    done = run_with_worker(script, tmp_path, preload="torchcourse.autograd.jacobian,torchcourse.grading")
+    done = run_in_warm_process(script, tmp_path, preload="torchcourse.autograd.jacobian,torchcourse.grading")
     assert done.returncode == 0 and done.stdout.startswith("ok"), done.stdout[-2000:] + done.stderr[-3000:]

@@ -4,12 +4,12 @@ notebook installed itself is used and left in place."""
 
 from __future__ import annotations
 
-from tests.helpers.warm_worker import run_with_worker
+from tests.helpers.warm_process import run_in_warm_process
 
 SCRIPT = r"""
 import inspect
 real = inspect.getmodule
-shell = w.make_shell()
+shell = inside.shell.make_shell()
 tb = shell.InteractiveTB
 assert inspect.getmodule is real
 
@@ -21,10 +21,10 @@ cell = (
 )
 
 def traceback_of(fmt):
-    w.COLLECT.reset()
+    inside.shell.COLLECT.reset()
     shell.run_cell(cell, store_history=False)
-    errors = [o for o in w.COLLECT.outputs if o["output_type"] == "error"]
-    assert len(errors) == 1 and errors[0]["ename"] == "CheckFailed", w.COLLECT.outputs
+    errors = [o for o in inside.shell.COLLECT.outputs if o["output_type"] == "error"]
+    assert len(errors) == 1 and errors[0]["ename"] == "CheckFailed", inside.shell.COLLECT.outputs
     return errors[0]["traceback"]
 
 fast = traceback_of(tb.structured_traceback)
@@ -35,7 +35,7 @@ plain = traceback_of(tb.structured_traceback)
 assert fast == plain, "the traceback text differs"
 
 # A getmodule of the notebook's own is called as it is, and stays.
-tb.structured_traceback = w._one_module_walk(tb.structured_traceback)
+tb.structured_traceback = inside.shell._one_module_walk(tb.structured_traceback)
 calls = []
 def mine(obj, _filename=None):
     calls.append(1)
@@ -48,5 +48,5 @@ print("ok", len(plain))
 
 
 def test_a_failed_checks_traceback_reads_as_ipython_writes_it(tmp_path):
-    done = run_with_worker(SCRIPT, tmp_path)
+    done = run_in_warm_process(SCRIPT, tmp_path)
     assert done.returncode == 0 and done.stdout.startswith("ok"), done.stdout[-2000:] + done.stderr[-3000:]

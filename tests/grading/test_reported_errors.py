@@ -18,10 +18,12 @@ def _worker_importing_from(lib, tmp_path, monkeypatch):
     """The sandbox worker, with `lib` first on its path and inside its filesystem (what a course library
     under construction looks like to it)."""
     marker = "from __future__ import annotations\n"
-    source = sandbox.WORKER.read_text()
+    worker = tmp_path / "inside"
+    shutil.copytree(sandbox.WORKER, worker, ignore=shutil.ignore_patterns("__pycache__"))
+    base = worker / "base.py"  # the first of the worker's modules to import the library
+    source = base.read_text()
     assert marker in source
-    worker = tmp_path / "worker.py"
-    worker.write_text(source.replace(marker, marker + f"import sys as _sys\n_sys.path.insert(0, {str(lib)!r})\n", 1))
+    base.write_text(source.replace(marker, marker + f"import sys as _sys\n_sys.path.insert(0, {str(lib)!r})\n", 1))
     monkeypatch.setattr(sandbox, "WORKER", worker)
     dirs = sandbox._library_dirs
     monkeypatch.setattr(sandbox, "_library_dirs", lambda: sorted({*dirs(), lib}))

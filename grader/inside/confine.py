@@ -1,0 +1,280 @@
+"""Confinement of a job's child (its uid, seccomp, rlimits, namespaces, temp space), and the warm process's
+own place on the host (OOM score, CPU, huge pages). Nothing here runs at import time but the look-up of libc."""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import resource
+import signal
+
+CLONE_NEWNET = 0x40000000
+CLONE_NEWNS = 0x00020000
+CLONE_NEWIPC = 0x08000000
+MS_NOSUID, MS_NODEV, MS_BIND, MS_REC, MS_PRIVATE = 0x2, 0x4, 0x1000, 0x4000, 0x40000
+# A job's own namespaces (`_fresh_job_space`): the network one too, since the worker's outlived each job's
+# sockets (a loopback port one job left in TIME_WAIT was still taken in the next).
+JOB_NAMESPACES = CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWNET
+SIOCGIFFLAGS, SIOCSIFFLAGS, IFF_UP = 0x8913, 0x8914, 0x1
+PR_SET_NO_NEW_PRIVS = 38
+PR_SET_PDEATHSIG = 1
+PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def _drop(spec: dict) -> None:
+    uid, gid = spec.get("uid"), spec.get("gid")
+    if uid is None:
+        return
+    os.setgroups([])
+    os.setresgid(gid, gid, gid)
+    os.setresuid(uid, uid, uid)
+    if _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(NO_NEW_PRIVS) failed")
+    _seccomp()
+
+
+# What learner code may not do, refused by a seccomp filter (as Docker's default profile refuses it):
+# * make a user namespace: in one of its own a job was root, and mounted a tmpfs of any size beside the temp
+#   space `_fresh_job_space` bounds. unshare and clone with CLONE_NEWUSER get EPERM; clone3, whose flags a
+#   filter cannot read, ENOSYS (glibc then uses clone).
+# * use the kernel keyrings (add_key, request_key, keyctl: EPERM). They are kept per uid, not per process or
+#   namespace: a key a job left in its user keyring was read by the next job, run as the same uid, and a job
+#   can set the keyring's permissions so that nothing without CAP_SYS_ADMIN could empty it after the job.
+# A system call of another ABI (i386, x32) is refused too, so none goes around the filter.
+_SECCOMP = {"x86_64": (0xC000003E, 272, 56, 435, (248, 249, 250)),
+            "aarch64": (0xC00000B7, 97, 220, 435, (217, 218, 219))}.get(os.uname().machine)
+CLONE_NEWUSER = 0x10000000
+
+
+def _seccomp() -> None:
+    if _SECCOMP is None:
+        return  # an architecture whose numbers are not known here: the job may do both
+    import struct
+
+    arch, unshare, clone, clone3, keyrings = _SECCOMP
+    allow, eperm, enosys = 0x7FFF0000, 0x00050000 | 1, 0x00050000 | 38
+    ld, jeq, jge, jset, ret = 0x20, 0x15, 0x35, 0x45, 0x06
+    prog = [
+        (ld, 0, 0, 4), (jeq, 1, 0, arch), (ret, 0, 0, eperm),   # [4]: the ABI; another one is refused
+        (ld, 0, 0, 0), (jge, 0, 1, 0x40000000), (ret, 0, 0, eperm),  # [0]: the number; x32's are refused
+        (jeq, 0, 1, clone3), (ret, 0, 0, enosys),
+        *[ins for nr in keyrings for ins in ((jeq, 0, 1, nr), (ret, 0, 0, eperm))],
+        (jeq, 1, 0, unshare), (jeq, 0, 3, clone),
+        (ld, 0, 0, 16), (jset, 0, 1, CLONE_NEWUSER), (ret, 0, 0, eperm),  # [16]: the flags (low 32 bits)
+        (ret, 0, 0, allow),
+    ]
+    code = b"".join(struct.pack("HBBI", *ins) for ins in prog)
+    filt = ctypes.create_string_buffer(code, len(code))
+
+    class Prog(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+    fprog = Prog(len(prog), ctypes.addressof(filt))
+    if _libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_SECCOMP) failed")
+
+
+def _limits(spec: dict) -> None:
+    with open("/proc/self/statm") as f:
+        vsz = int(f.read().split()[0]) * resource.getpagesize()
+    mem = vsz + int(spec["mem_mb"]) * 2**20
+    resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
+    cpu = int(spec["budget"]) + 1
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 2))
+    size = int(spec["fsize_mb"]) * 2**20
+    resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    if spec.get("uid") is not None:  # NPROC counts per uid: only meaningful for a uid of our own
+        resource.setrlimit(resource.RLIMIT_NPROC, (int(spec["nproc"]), int(spec["nproc"])))
+
+
+def _mount(source: str, target: str, fstype: str | None, flags: int, options: str | None = None) -> None:
+    if _libc.mount(source.encode(), target.encode(), fstype.encode() if fstype else None, flags,
+                   options.encode() if options else None) != 0:
+        raise OSError(ctypes.get_errno(), f"mount {source} on {target} failed")
+
+
+def _fresh_job_space(jobdir: str, tmp_mb: int, uid: int | None, gid: int | None) -> None:
+    """Give this job IPC and network namespaces and a temp space of its own, all torn down with the job.
+
+    A new IPC namespace holds the job's SysV shared memory, message queues and semaphores and its POSIX
+    message queues; a new network namespace its sockets (with a loopback of its own); a new mount namespace
+    holds one tmpfs of `tmp_mb` MB that backs the job's folder and /dev/shm together, so their total is
+    bounded. When the job's last process exits, the namespaces go and everything in them is freed: nothing
+    is left for the next job to read, and no memory stays charged to the warm worker.
+    Runs as root, before the uid is dropped."""
+    _job_namespaces()
+    _mount("none", "/", None, MS_REC | MS_PRIVATE)  # nothing mounted here reaches the worker
+    # The chapter's data files the grader put beside the cells (job.json is the worker's, raw.out the output's).
+    data = {}
+    for entry in os.scandir(jobdir):
+        if entry.name not in ("job.json", "raw.out") and entry.is_file(follow_symlinks=False):
+            with open(entry.path, "rb") as f:
+                data[entry.name] = f.read()
+    _mount("tmpfs", jobdir, "tmpfs", MS_NOSUID | MS_NODEV, f"size={tmp_mb}m,nr_inodes=65536,mode=0755")
+    parts = {}
+    for name, mode in (("work", 0o700), ("shm", 0o1777)):
+        path = os.path.join(jobdir, name)
+        os.mkdir(path)
+        os.chmod(path, mode)
+        parts[name] = os.open(path, os.O_PATH | os.O_DIRECTORY)
+    if uid is not None:
+        os.chown(os.path.join(jobdir, "work"), uid, gid)
+    for name, content in data.items():
+        fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644, dir_fd=parts["work"])
+        try:
+            os.write(fd, content)
+        finally:
+            os.close(fd)
+    # The job's folder becomes the tmpfs's work/, /dev/shm its shm/ (binds go through /proc/self/fd, which
+    # still reaches a path once it is covered). /tmp is left alone: the environment and the course library
+    # may live under it (a CI clone in mktemp -d), and inside bubblewrap the job cannot write there anyway.
+    _mount(f"/proc/self/fd/{parts['work']}", jobdir, None, MS_BIND)
+    if os.path.isdir("/dev/shm"):
+        _mount(f"/proc/self/fd/{parts['shm']}", "/dev/shm", None, MS_BIND)
+    for fd in parts.values():
+        os.close(fd)
+
+
+def _job_namespaces() -> None:
+    """Enter a job's own mount, IPC and network namespaces, its loopback up (`_fresh_job_space`, and its probe)."""
+    if _libc.unshare(JOB_NAMESPACES) != 0:
+        raise OSError(ctypes.get_errno(), "unshare(CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWNET) failed")
+    _loopback_up()
+
+
+def _loopback_up() -> None:
+    """Bring up the loopback interface of a new network namespace (it starts down): lessons talk to
+    127.0.0.1 (chapter 3's gloo), as they did in the worker's namespace."""
+    import fcntl
+    import socket
+    import struct
+
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        flags = struct.unpack_from("16sH", fcntl.ioctl(s, SIOCGIFFLAGS, struct.pack("16sH14x", b"lo", 0)))[1]
+        fcntl.ioctl(s, SIOCSIFFLAGS, struct.pack("16sH14x", b"lo", flags | IFF_UP))
+
+
+def _job_namespaces_here() -> str:
+    """"" when a job child here can make what `_fresh_job_space` makes (IPC, mount, network namespaces, a tmpfs),
+    else why not. Probed once, at start, in a throw-away child: the grader's own probe ran outside the
+    sandbox, and inside it a capability may be missing."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        code = 0
+        try:
+            os.close(r)
+            _job_namespaces()
+            _mount("none", "/", None, MS_REC | MS_PRIVATE)
+            _mount("tmpfs", os.getcwd(), "tmpfs", MS_NOSUID | MS_NODEV, "size=1m")
+        except BaseException as exc:
+            os.write(w, f"{type(exc).__name__}: {exc}".encode()[:300])
+            code = 1
+        os._exit(code)
+    os.close(w)
+    why = os.read(r, 400).decode("utf-8", "replace")
+    os.close(r)
+    _, status = os.waitpid(pid, 0)
+    return "" if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0 else (why or "the probe did not finish")
+
+
+def _new_session(spec: dict) -> None:
+    """A session of its own (the parent kills its group), signals as a cell expects, and outside
+    bubblewrap a network namespace of its own when the OS allows."""
+    os.setsid()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # an interrupt is for a cell, never for this set-up
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    if spec.get("netns"):
+        if _libc.unshare(CLONE_NEWNET) != 0:
+            raise OSError(ctypes.get_errno(), "unshare(CLONE_NEWNET) failed")
+
+
+def _capture_output(spec: dict, keep: set[int]) -> int:
+    """Send fds 1 and 2 (C and subprocess output) to raw.out, give the job its own IPC and temp space, close
+    every inherited descriptor but `keep`; the descriptor the child reads raw.out back with."""
+    jobdir = spec["dir"]
+    raw_path = os.path.join(jobdir, "raw.out")
+    raw = os.open(raw_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    raw_reader = os.open(raw_path, os.O_RDONLY)
+    if spec.get("isolate"):  # opened above, raw.out stays outside the job's own temp space
+        _fresh_job_space(jobdir, int(spec["tmp_mb"]), spec.get("uid"), spec.get("gid"))
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.dup2(raw, 1)
+    os.dup2(raw, 2)
+    # Every inherited descriptor but these, a range at a time (close_range(2), not a close per number).
+    low = 3
+    for fd in sorted(k for k in keep | {raw_reader} if k >= 3):
+        os.closerange(low, fd)
+        low = fd + 1
+    os.closerange(low, max(resource.getrlimit(resource.RLIMIT_NOFILE)[0], low))
+    if spec.get("uid") is not None:
+        os.fchown(raw_reader, spec["uid"], spec["gid"])
+    return raw_reader
+
+
+def _confine(spec: dict) -> None:
+    """The limits, then the uid of the job: from here on the process can do only what the learner may."""
+    _oom_score("0")
+    if JOB_CPUS:
+        os.sched_setaffinity(0, JOB_CPUS)  # every CPU the worker had: a lesson's processes run as in Jupyter
+    _limits(spec)
+    _drop(spec)
+
+
+MADV_COLLAPSE = 25
+HUGE = 2 * 2**20  # x86-64's and arm64's (4 KiB base pages) transparent huge page
+
+
+def _huge_pages() -> None:
+    """Back the warm process's anonymous memory (the heap: about 220 MB of torch's and Python's objects for
+    chapter 1) with transparent huge pages, once. fork copies one page-table entry per 2 MiB,
+    not one per 4 KiB, and a child's exit frees as few: on chapter 1, fork fell from 5 to 1.3 ms and a small
+    child's run and exit from 10.4 to 5.9 ms. A child's write to a huge page still copies only 4 KiB (the
+    kernel splits the entry first, since Linux 5.8). Only memory there now is collapsed: the regions are not
+    marked MADV_HUGEPAGE, so what a child allocates later gets ordinary pages, as before. MADV_COLLAPSE needs
+    Linux 6.1; where it fails (an older kernel, say) the memory stays as it was: correct, only slower."""
+    madvise = _libc.madvise
+    madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    try:
+        with open("/proc/self/maps") as f:
+            regions = f.read().splitlines()
+    except OSError:
+        return
+    for line in regions:
+        fields = line.split()
+        if len(fields) < 5 or "w" not in fields[1] or (len(fields) > 5 and fields[5] != "[heap]"):
+            continue  # files, the stack, vdso: not ours to change
+        lo, hi = (int(x, 16) for x in fields[0].split("-"))
+        lo, hi = (lo + HUGE - 1) & ~(HUGE - 1), hi & ~(HUGE - 1)
+        if hi > lo:
+            madvise(lo, hi - lo, MADV_COLLAPSE)  # a failure leaves the region as it was
+
+
+JOB_CPUS: set[int] = set()  # the CPUs a job runs on, when the worker keeps to one of them (see _keep_to_cpu)
+
+
+def _keep_to_cpu(cpu: str | None) -> None:
+    """Run the worker process on `cpu` alone (the grader's choice, one per worker); its jobs get back the
+    CPUs it had before. A job and the worker hand each other every cell and every line of results: with the
+    worker always on the CPU it last ran on, the hand-over rarely needs another CPU woken (about 70 us
+    here, in a virtual machine, against 4 us on one CPU). Nothing happens where the CPU cannot be set."""
+    if not cpu:
+        return
+    try:
+        everything = os.sched_getaffinity(0)
+        os.sched_setaffinity(0, {int(cpu)})
+    except (OSError, ValueError):
+        return
+    JOB_CPUS.update(everything)
+
+
+def _oom_score(value: str) -> None:
+    try:
+        with open("/proc/self/oom_score_adj", "w") as f:
+            f.write(value)
+    except OSError:
+        pass

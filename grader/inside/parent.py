@@ -1,0 +1,222 @@
+"""The worker's side of one job: fork the child, send it the cells, keep the clock, write what it reported."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import secrets
+import select
+import signal
+import sys
+import time
+
+from .channel import _Channel, _channel_holders, _record
+from .child import run_child
+from .cleanup import _job_space, _kill_uid, _space_notes, _sweep
+from .policy import SETUP_TIMEOUT
+from .shell import GradeShell
+
+
+def _send(fd: int, obj: dict) -> bool:
+    data = (json.dumps(obj) + "\n").encode()
+    try:
+        while data:
+            data = data[os.write(fd, data):]
+    except OSError:
+        return False
+    return True
+
+
+def _split(cell: dict) -> tuple[str, str | None]:
+    if type(cell) is str:
+        return cell, None
+    return str(cell.get("source", "")), cell.get("hidden")
+
+
+def _take_job(jobdir: str) -> dict:
+    """Read and delete job.json (root's, 0600). Called in the parent after the fork: the child never holds
+    a cell it has not been sent, and the file is gone before the child runs any learner code."""
+    job_path = os.path.join(jobdir, "job.json")
+    with open(job_path, encoding="utf-8") as f:
+        job = json.load(f)
+    os.unlink(job_path)
+    return job
+
+
+def _fork_child(shell: GradeShell, spec: dict, snap: dict, cmd: tuple[int, int], res: tuple[int, int]) -> int:
+    """Fork the job's child, which keeps the read end of `cmd` and the write end of `res`; its pid."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:
+        os.close(cmd[1])
+        os.close(res[0])
+        try:
+            run_child(shell, spec, cmd[0], res[1], snap)
+        except BaseException as exc:
+            try:
+                os.write(2, f"sandbox child failed: {type(exc).__name__}: {exc}\n".encode())
+            finally:
+                os._exit(70)
+    os.close(cmd[0])
+    os.close(res[1])
+    return pid
+
+
+class _JobRun:
+    """The parent's side of one job: the child, the pipe that sends it cells, the channel it reports on,
+    and the clock (cell limits and the notebook's budget are kept here, whatever the child signals)."""
+
+    def __init__(self, shell: GradeShell, spec: dict, snap: dict) -> None:
+        self.spec = spec
+        cmd, res = os.pipe2(os.O_CLOEXEC), os.pipe2(os.O_CLOEXEC)
+        self.start = time.monotonic()
+        self.pid = _fork_child(shell, spec, snap, cmd, res)
+        self.cmd_w, self.res_r = cmd[1], res[0]
+        self.job = _take_job(spec["dir"])
+        # The child's descriptors (same numbers as ours before we closed them) and the pipes they must show.
+        ours = {cmd[1]: os.readlink(f"/proc/self/fd/{cmd[1]}"), res[0]: os.readlink(f"/proc/self/fd/{res[0]}")}
+        self.pipes = set(ours.values())
+        self.child_fds = {cmd[0]: ours[cmd[1]], res[1]: ours[res[0]]}
+        self.pidfd = os.pidfd_open(self.pid)
+        self.chan = _Channel(self.res_r)
+        self.poller = select.poll()  # registered once: select.select rebuilt its sets on every wake-up
+        self.poller.register(self.pidfd, select.POLLIN)
+        self.poller.register(self.res_r, select.POLLIN)
+        self.results = os.open(spec["results"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+
+    def set_up(self) -> str:
+        """Send the seed; "ok" once the child says it is set up, else why not."""
+        nonce = secrets.token_hex(16)
+        self.chan.start(nonce, [])
+        _send(self.cmd_w, {"seed": self.job["seed"], "nonce": nonce})
+        return self.wait(True, None)
+
+    def wait(self, until_ready: bool, cell_timeout: float | None, hidden: str | None = None) -> str:
+        """Read the channel until the child is ready or the cell's result arrives; or why not. A checks
+        cell's hidden block goes down when the child says the visible part has run."""
+        chan, pid, start, budget = self.chan, self.pid, self.start, self.spec["budget"]
+        sent = time.monotonic()
+        interrupted_at = None
+        while True:
+            if hidden is not None and chan.asks_hidden:
+                _send(self.cmd_w, {"hidden": hidden})
+                hidden = None
+            if (until_ready and chan.ready) or (not until_ready and chan.result is not None):
+                return "ok"
+            now = time.monotonic()
+            if cell_timeout is None:
+                deadline = min(start + SETUP_TIMEOUT, start + budget)
+            elif interrupted_at is None:
+                deadline = min(sent + cell_timeout, start + budget)
+            else:
+                deadline = min(interrupted_at + 2.0, start + budget)
+            if now >= deadline:
+                if now >= start + budget:
+                    return "budget"
+                if cell_timeout is not None and interrupted_at is None:
+                    os.kill(pid, signal.SIGINT)  # like Jupyter: a loop in one cell costs only that cell
+                    interrupted_at = now
+                    continue
+                return "timeout"
+            ready = [fd for fd, _ in self.poller.poll(math.ceil((deadline - now) * 1000))]
+            if self.res_r in ready:
+                if not chan.feed():
+                    return "output_limit"
+                if chan.eof:
+                    self.poller.unregister(self.res_r)  # a closed pipe polls readable for ever
+                continue
+            if self.pidfd in ready:
+                while not chan.eof and select.select([self.res_r], [], [], 0)[0]:
+                    if not chan.feed():
+                        break
+                if (until_ready and chan.ready) or (not until_ready and chan.result is not None):
+                    return "ok"
+                return "exited"
+
+    def run_cells(self) -> str:
+        """Every cell in order, until one does not end well; the run's status. A run of plain cells goes to
+        the child in one message, which it runs without waiting for the parent between them; a checks cell
+        goes alone, after the channel has been checked again."""
+        cells = [_split(cell) for cell in self.job["cells"]]
+        i = 0
+        while i < len(cells):
+            j = i + 1
+            while cells[i][1] is None and j < len(cells) and cells[j][1] is None:
+                j += 1
+            state = self.run_batch(i, cells[i:j])
+            if state != "ok":
+                return state if state in ("output_limit", "timeout", "budget") else "exited"
+            i = j
+        _send(self.cmd_w, {"end": True})
+        select.select([self.pidfd], [], [], 5.0)
+        return "exited"
+
+    def run_batch(self, first: int, cells: list[tuple[str, str | None]]) -> str:
+        """Send cells `first`, `first + 1`, ...; wait for each one's end (its cell limit counts from the
+        previous one's end) and write what it reported to the results file; "ok" or why not."""
+        chan = self.chan
+        wrong = _channel_holders(self.pid, self.pipes, self.child_fds)
+        nonces = [secrets.token_hex(16) for _ in cells]
+        chan.start(nonces[0], wrong)  # what arrives from now on (old nonces included) belongs to the first cell
+        batch = [{"i": first + k, "nonce": nonce, "source": source, "hidden": hidden is not None}
+                 for k, (nonce, (source, hidden)) in enumerate(zip(nonces, cells))]
+        if not _send(self.cmd_w, {"cells": batch}):
+            return "exited"
+        for k, (nonce, (_, hidden)) in enumerate(zip(nonces, cells)):
+            i = first + k
+            if k:
+                chan.start(nonce, [])
+            state = self.wait(False, self.spec["cell_timeout"], hidden)
+            if chan.result is not None or chan.tampered or chan.emits:
+                os.write(self.results, _record(i, chan.result, chan.emits, chan.tampered))
+            if state != "ok":
+                return state
+        return "ok"
+
+    def end(self) -> int:
+        """Kill every process of the job, reap the child, remove what it left; its wait status."""
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        _kill_uid(self.spec.get("uid"), self.pid)
+        if self.spec.get("uid") is not None:
+            # The job's folder outside its temp space is its uid's, and is removed by the grader only while the
+            # next job, run as the same uid, already runs: that job could enter it (the name is predictable),
+            # read what was left there and write outside its own temp space. Root's from here on.
+            try:
+                os.chown(self.spec["dir"], 0, 0)
+                os.chmod(self.spec["dir"], 0o700)
+            except OSError:
+                pass
+        _, wstatus = os.waitpid(self.pid, 0)
+        _sweep(self.spec.get("uid"))
+        for fd in (self.pidfd, self.res_r, self.cmd_w, self.results):
+            os.close(fd)
+        return wstatus
+
+
+def run_job(shell: GradeShell, spec: dict, snap: dict) -> dict:
+    """Fork a child for one job; send it the cells (runs of plain cells, each checks cell alone); write what
+    it reported, cell by cell, to spec["results"] (a file of the grader's, outside the job's folder). The
+    reply's status is one of grader.wire.RunStatus (this file imports nothing from the grader, so it names
+    them as strings)."""
+    run = _JobRun(shell, spec, snap)
+    state = run.set_up()
+    space = _job_space(run.pid) if state == "ok" and spec.get("isolate") else None
+    if state == "ok":
+        status = run.run_cells()
+    else:
+        status = state if state in ("timeout", "budget") else "exited"
+    wstatus = run.end()
+    notes = _space_notes(space, int(spec.get("tmp_mb") or 0))
+    reply = {"id": spec["id"], "status": status, "seconds": round(time.monotonic() - run.start, 3)}
+    if notes:
+        reply["notes"] = notes
+    if os.WIFSIGNALED(wstatus):
+        reply["signal"] = os.WTERMSIG(wstatus)
+    else:
+        reply["code"] = os.WEXITSTATUS(wstatus)
+    return reply
