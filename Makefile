@@ -10,7 +10,6 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 LAB_PORT ?= 8888
-CHAPTERS := 01-tensors 02-autograd 03-parallel 04-hardware
 PYTEST_ARGS ?=
 # Two pytest-xdist workers; the tests that must not run beside each other share a group, which
 # --dist loadgroup keeps on one worker (tests/conftest.py). PYTEST_WORKERS=0 runs everything in one process.

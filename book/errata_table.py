@@ -19,6 +19,8 @@ from typing import Any
 
 import yaml
 
+from torchcourse.contract import chapter_number, chapters
+
 ROOT = Path(__file__).resolve().parent.parent
 ERRATA = ROOT / "book" / "errata.yml"
 SYLLABUS = ROOT / "docs" / "syllabus.md"
@@ -28,7 +30,8 @@ END = "<!-- end of errata-table -->"
 
 #: An erratum's id: E, then a number from 1 (no leading zero).
 ERRATUM_ID = re.compile(r"^E[1-9][0-9]*$")
-CHAPTERS = (1, 2, 3, 4)
+#: The chapters an erratum may belong to: those with a folder in solutions/.
+CHAPTERS = tuple(n for n in map(chapter_number, chapters(ROOT / "solutions")) if n is not None)
 
 
 def load(path: Path = ERRATA) -> list[dict[str, Any]]:
@@ -38,7 +41,8 @@ def load(path: Path = ERRATA) -> list[dict[str, Any]]:
 
 
 def problems(rows: list[dict[str, Any]]) -> list[str]:
-    """What is wrong with the rows, one sentence each: ids ``E<n>`` and unique, a chapter 1-4, both texts."""
+    """What is wrong with the rows, one sentence each: ids ``E<n>`` and unique, a chapter of the course, both
+    texts."""
     found: list[str] = []
     seen: set[str] = set()
     for i, row in enumerate(rows):

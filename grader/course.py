@@ -13,7 +13,8 @@ from pathlib import Path
 
 from traitlets.config import Config
 
-from grader.paths import CHAPTER_IDS, ROOT
+from grader.paths import ROOT
+from torchcourse.contract import chapters
 
 COURSE_ID = "torchcourse"
 # Student ids and file names that reach the filesystem: letters, digits, dot, dash, underscore.
@@ -59,9 +60,8 @@ class Course:
         return "sqlite:///" + str(self.db_path)
 
     def assignments(self) -> list[str]:
-        """Chapters with solution notebooks: the course's four in order, then any other folder."""
-        found = [p.name for p in sorted(self.solutions.glob("*")) if p.is_dir() and any(p.glob("*.ipynb"))]
-        return [c for c in CHAPTER_IDS if c in found] + [c for c in found if c not in CHAPTER_IDS]
+        """Chapters with solution notebooks, in order (``contract.chapters``)."""
+        return chapters(self.solutions)
 
     def notebooks(self, chapter: str) -> list[str]:
         """Notebook names (without .ipynb) of a chapter, from solutions/."""

@@ -3,7 +3,4 @@
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SOLUTIONS = ROOT / "solutions"
-CHAPTERS = ROOT / "chapters"
-CHAPTER_IDS = ("01-tensors", "02-autograd", "03-parallel", "04-hardware")
 

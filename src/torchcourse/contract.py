@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 # --------------------------------------------------------------------------- what is emitted
@@ -41,6 +42,22 @@ CELL_TIMEOUT_S = 60
 NOTEBOOK_BUDGET_S = 300
 #: How long a hidden block should take on one core (an authoring rule, checked by the benchmark).
 HIDDEN_BLOCK_S = 2.0
+
+# --------------------------------------------------------------------------- chapters
+
+
+def chapters(solutions: Path) -> list[str]:
+    """The course's chapters (nbgrader's assignments), in order: each folder of ``solutions/`` that holds a
+    notebook, named ``NN-name`` by convention. The one list of chapters; nothing else names them, so a new
+    chapter is a new folder."""
+    return sorted(p.name for p in solutions.glob("*") if p.is_dir() and any(p.glob("*.ipynb")))
+
+
+def chapter_number(chapter: str) -> int | None:
+    """``03-parallel`` -> 3; None for a folder not named by the convention."""
+    head = chapter.split("-", 1)[0]
+    return int(head) if head.isdigit() else None
+
 
 # --------------------------------------------------------------------------- cells
 

@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 import yaml
 
+from torchcourse.contract import chapter_number, chapters
+
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 PAGES = ("README.md", "exercise-contract.md", "syllabus.md", "design.md")
 
-#: The syllabus: chapter number, id letter, number of items.
-SYLLABUS = {1: ("T", 10), 2: ("A", 8), 3: ("P", 8), 4: ("H", 8)}
 
 
 def _errata_table():
@@ -111,23 +111,31 @@ def test_the_site_errata_page_renders_the_same_file():
 
 
 def test_every_syllabus_id_is_defined_once_under_its_chapter():
+    """Each chapter of the course (a folder of solutions/) has a syllabus section whose items share one letter
+    of their own and are numbered 1, 2, 3, ... with none missing or defined twice."""
     text = (DOCS / "syllabus.md").read_text(encoding="utf-8")
     chapter = None
-    defined: dict[str, list[int | None]] = {}
+    defined: dict[int, list[str]] = {}
     for line in text.splitlines():
-        heading = re.match(r"^## Chapter (\d):", line)
+        heading = re.match(r"^## Chapter (\d+):", line)
         if heading:
             chapter = int(heading.group(1))
+            defined.setdefault(chapter, [])
         elif line.startswith("## "):
             chapter = None
-        item = re.match(r"^- \*\*([A-Z]\d+) ", line)
+        item = re.match(r"^- \*\*([A-Z])(\d+) ", line)
         if item:
-            defined.setdefault(item.group(1), []).append(chapter)
-    expected = {f"{letter}{n}": ch for ch, (letter, count) in SYLLABUS.items() for n in range(1, count + 1)}
-    assert sorted(defined) == sorted(expected), (
-        f"missing: {sorted(set(expected) - set(defined))}; unexpected: {sorted(set(defined) - set(expected))}")
-    for item, chapters in defined.items():
-        assert chapters == [expected[item]], f"{item} is defined under chapters {chapters}, once under {expected[item]}"
+            assert chapter is not None, f"{item.group(0)} is defined outside a chapter's section"
+            defined[chapter].append(item.group(1) + item.group(2))
+    course = [n for n in map(chapter_number, chapters(ROOT / "solutions")) if n is not None]
+    assert sorted(defined) == course, f"syllabus sections for chapters {sorted(defined)}; the course has {course}"
+    letters = {}
+    for number, items in defined.items():
+        assert items, f"chapter {number}'s section defines no item"
+        letter = items[0][0]
+        assert letters.setdefault(letter, number) == number, f"chapters {letters[letter]} and {number} share {letter}"
+        expected = [f"{letter}{n}" for n in range(1, len(items) + 1)]
+        assert items == expected, f"chapter {number}'s items are {items}; expected {expected} (one letter, 1, 2, ...)"
 
 
 # --------------------------------------------------------------------------- pages name what exists
