@@ -31,6 +31,7 @@ import nbformat
 from grader import gradebook
 from grader.course import Course
 from grader.htmlsafe import safe_notebook
+from grader.inside.policy import STREAM_CAP, TRACEBACK_LINES
 from grader.judge import Exercise, cell_states, judge, reference_values
 from grader.limits import NOTEBOOK_OUTPUT_BYTES, cap_outputs
 from grader.pools import DaskPool, Job, LocalPool
@@ -179,8 +180,8 @@ def _clean_output(out: dict) -> dict | None:
         if kind == "error":
             tb = out.get("traceback")
             return node(output_type="error", ename=str(out.get("ename", ""))[:200],
-                        evalue=str(out.get("evalue", ""))[:100_000],
-                        traceback=[str(t) for t in tb][:200] if type(tb) is list else [])
+                        evalue=str(out.get("evalue", ""))[:STREAM_CAP],
+                        traceback=[str(t) for t in tb][:TRACEBACK_LINES] if type(tb) is list else [])
     except (TypeError, ValueError, RecursionError):
         return None
     return None

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 
 RESULTS_BYTES = 96 * 2**20       # bytes of a job's results read back in all
-RESULT_LINE_BYTES = 24 * 2**20   # bytes of one cell's line (the worker keeps 16 MB of outputs per cell)
+RESULT_LINE_BYTES = 24 * 2**20   # bytes of one cell's line (above what the worker keeps: policy.CELL_CAP)
 LINE_OBJECTS = 200_000           # JSON objects parsed from one line (an output is one to three)
 OUTPUTS_PER_CELL = 500           # outputs of one cell kept (the rest counted, not kept)
 NOTEBOOK_OUTPUT_BYTES = 16 * 2**20  # serialised outputs of one autograded notebook (the rest left out)

@@ -2,13 +2,14 @@
 
 A `SandboxWorker` owns one warm worker process (`grader/inside/`, torch imported once)
 started inside bubblewrap when it is available: its own PID, network, IPC and UTS
-namespaces, a filesystem made only of /usr, the virtual environment, the course library
-and one job folder, so the gradebook, solutions/, references and other submissions are
-simply absent. Each job is a fresh forked child of the worker that drops to a uid of its
-own with no capabilities, under memory, CPU-time, process-count and file-size limits and
-per-cell and per-notebook wall budgets, in IPC, mount and network namespaces of its own: its folder
-and /dev/shm are one tmpfs of `Limits.tmp_mb`, gone with the job like its shared memory,
-message queues and semaphores.
+namespaces, and a filesystem of the entries `grader/inside/policy.py` lists (/usr, a few files
+of /etc, an empty /tmp, the virtual environment, the course library, the worker and the jobs'
+folder), so the gradebook, solutions/, references and other submissions are simply absent.
+Each job is a fresh forked child of the worker that drops to a uid of its own with no
+capabilities, under memory, CPU-time, process-count and file-size limits and per-cell and
+per-notebook wall budgets (`policy.Limits`), in IPC, mount and network namespaces of its own:
+its folder and /dev/shm are one tmpfs of `Limits.tmp_mb`, gone with the job like its shared
+memory, message queues and semaphores.
 
 Missing facilities are detected, reported by `facilities()` and warned about; the sandbox
 is never weakened silently.
@@ -37,31 +38,19 @@ from pathlib import Path
 
 from grader import hostlimits
 from grader.course import LIBRARY_MODULE
+from grader.inside import policy
+from grader.inside.policy import Limits
 from grader.limits import cap_outputs, parse_bounded, result_lines
 from grader.wire import CellResult, CellStatus, RawResult, RunStatus
-from torchcourse.contract import CELL_TIMEOUT_S, NOTEBOOK_BUDGET_S, split_regions
+from torchcourse.contract import split_regions
 
 WORKER = Path(__file__).with_name("inside")  # the worker's package, run as `python -I <folder>`
-INSIDE_WORKER = "/opt/torchcourse-grader/inside"
+INSIDE_WORKER = policy.INSIDE_WORKER
 RESULTS_CAP = 96 * 2**20   # bytes of results.jsonl the grader reads
 
 
 class SandboxWarning(UserWarning):
     """A protection the machine cannot give; the grader says so instead of pretending."""
-
-
-@dataclass(frozen=True)
-class Limits:
-    cell_timeout: float = float(CELL_TIMEOUT_S)   # wall seconds per cell (then SIGINT, then SIGKILL)
-    budget: float = float(NOTEBOOK_BUDGET_S)      # wall seconds per notebook
-    mem_mb: int = 2048           # address space the child may add to what the warm worker holds
-    nproc: int = 64              # processes and threads of the job's uid
-    fsize_mb: int = 64           # largest file the child may write
-    tmp_mb: int = 256            # the job's folder and /dev/shm together (a tmpfs: it counts as memory)
-
-    def to_dict(self) -> dict:
-        return dict(cell_timeout=self.cell_timeout, budget=self.budget, mem_mb=self.mem_mb,
-                    nproc=self.nproc, fsize_mb=self.fsize_mb, tmp_mb=self.tmp_mb)
 
 
 @dataclass
@@ -236,8 +225,8 @@ class Cgroups:
 
     def __init__(self, name: str, pid: int, limits: Limits) -> None:
         self.dirs: list[Path] = []
-        settings = {"memory": {"memory.limit_in_bytes": str((limits.mem_mb + 512) * 2**20)},
-                    "pids": {"pids.max": str(limits.nproc + 64)}}
+        mem, pids = (limits.mem_mb + policy.CGROUP_HEADROOM_MB) * 2**20, limits.nproc + policy.CGROUP_HEADROOM_PIDS
+        settings = {"memory": {"memory.limit_in_bytes": str(mem)}, "pids": {"pids.max": str(pids)}}
         for controller, values in settings.items():
             parent = _cgroup_dir(controller)
             if parent is None:
@@ -255,8 +244,7 @@ class Cgroups:
                     pass
         self.v2 = None  # cgroup v2 (grader.hostlimits), where the v1 controllers are not there
         if not self.dirs and (parent := hostlimits.delegated_parent()) is not None:
-            self.v2 = hostlimits.create(parent, name, (limits.mem_mb + 512) * 2**20, limits.nproc + 64,
-                                        _descendants(pid))
+            self.v2 = hostlimits.create(parent, name, mem, pids, _descendants(pid))
 
     def remove(self) -> None:
         if self.v2 is not None:
@@ -286,33 +274,45 @@ def _library_dirs() -> list[Path]:
 
 
 def _bwrap_command(bwrap: str, jobs_root: Path) -> list[str]:
-    cmd = [bwrap, "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
-           "--die-with-parent", "--new-session", "--ro-bind", "/usr", "/usr"]
-    for top in ("bin", "lib", "lib64", "lib32", "sbin"):
-        p = Path("/" + top)
-        if p.is_symlink():
-            cmd += ["--symlink", os.readlink(p), str(p)]
-        elif p.is_dir():
-            cmd += ["--ro-bind", str(p), str(p)]
-    for f in ("/etc/alternatives", "/etc/ld.so.cache", "/etc/localtime", "/etc/passwd", "/etc/group",
-              "/etc/nsswitch.conf", "/etc/fonts"):
-        cmd += ["--ro-bind-try", f, f]
-    cmd += ["--dev", "/dev", "--proc", "/proc", "--size", str(256 * 2**20), "--perms", "0755", "--tmpfs", "/tmp"]
-    # /tmp belongs to the worker (root); a job writes only in its own folder, deleted after it, so nothing a
-    # job leaves behind can reach the next submission.
+    """The worker's bubblewrap command line: `policy.UNSHARE` and `policy.BINDS`, in their order."""
+    cmd = [bwrap, *(f"--unshare-{ns}" for ns in policy.UNSHARE), "--die-with-parent", "--new-session"]
+    # Parent folders bubblewrap creates are 0700 unless told: uid-dropped children could not reach them.
     made: set[str] = {"/", "/tmp", "/usr", "/dev", "/proc", "/etc"}
-    for d in _library_dirs():
-        # Parent folders bubblewrap creates are 0700 unless told: uid-dropped children could not reach them.
-        for parent in reversed(d.parents):
-            if str(parent) not in made:
+    for bind in policy.BINDS:
+        path, kind = bind.path, bind.kind
+        if kind == "ro":
+            cmd += ["--ro-bind", path, path]
+        elif kind == "ro-try":
+            cmd += ["--ro-bind-try", path, path]
+        elif kind == "host-top":
+            p = Path(path)
+            if p.is_symlink():
+                cmd += ["--symlink", os.readlink(p), path]
+            elif p.is_dir():
+                cmd += ["--ro-bind", path, path]
+        elif kind in ("dev", "proc"):
+            cmd += [f"--{kind}", path]
+        elif kind == "tmpfs":
+            # /tmp belongs to the worker (root); a job writes only in its own folder, deleted after it, so
+            # nothing a job leaves behind can reach the next submission.
+            cmd += ["--size", str(bind.size_mb * 2**20), "--perms", "0755", "--tmpfs", path]
+        elif kind == "library":
+            for d in _library_dirs():
+                for parent in reversed(d.parents):
+                    if str(parent) not in made:
+                        cmd += ["--perms", "0755", "--dir", str(parent)]
+                        made.add(str(parent))
+                cmd += ["--ro-bind", str(d), str(d)]
+                made.add(str(d))
+        elif kind == "worker":
+            for parent in reversed(Path(path).parents[:-1]):  # all but "/"
                 cmd += ["--perms", "0755", "--dir", str(parent)]
-                made.add(str(parent))
-        cmd += ["--ro-bind", str(d), str(d)]
-        made.add(str(d))
-    cmd += ["--perms", "0755", "--dir", "/opt", "--perms", "0755", "--dir", str(Path(INSIDE_WORKER).parent),
-            "--ro-bind", str(WORKER), INSIDE_WORKER, "--bind", str(jobs_root), "/jobs", "--chdir", "/jobs",
-            "--clearenv"]
-    return cmd
+            cmd += ["--ro-bind", str(WORKER), path]
+        elif kind == "jobs":
+            cmd += ["--bind", str(jobs_root), path, "--chdir", path]
+        else:
+            raise ValueError(f"unknown kind of bind {kind!r} for {path}")
+    return cmd + ["--clearenv"]
 
 
 def _worker_env(preload: tuple[str, ...] = (), cpu: int | None = None) -> dict[str, str]:

@@ -23,5 +23,5 @@ Modules, in the order the worker loads them: `base` (the warm process), `shell` 
 `guard` (the integrity snapshot and audit hook), `confine` (the job's uid, limits and namespaces; the
 worker's place on the host), `child` (the job's cell loop), `channel` and `cleanup` (the parent's end of
 the pipes, and the end of a job), `parent` (one job, from the worker's side), `__main__` (the main loop);
-`policy` holds the limits and caps both sides read.
+`policy` holds the sandbox's policy as data, and the grader reads it too.
 """

@@ -13,8 +13,8 @@ import torch
 
 from .base import torchcourse
 from .confine import _capture_output, _confine, _huge_pages, _libc, _new_session
-from .guard import CANONICAL, make_guard
-from .policy import CELL_CAP, STREAM_CAP
+from .guard import make_guard
+from .policy import CANONICAL, CELL_CAP, STREAM_CAP
 from .shell import COLLECT, GradeShell, _Sink
 
 

@@ -8,6 +8,7 @@ import signal
 import time
 
 from .confine import _libc
+from .policy import KILL_WAIT
 
 # setresuid(2) as a raw system call changes only the calling thread's ids (glibc's wrapper changes every
 # thread's); its number where this is known, else the fork below is used.
@@ -42,9 +43,6 @@ def _kill_uid(uid: int | None, pid: int) -> None:
             os._exit(0)
     os.waitpid(helper, 0)
     _wait_dead(uid, pid)
-
-
-KILL_WAIT = 2.0  # seconds the worker waits for a job's killed processes to finish dying
 
 
 def _wait_dead(uid: int, pid: int) -> None:

@@ -4,9 +4,12 @@ own place on the host (OOM score, CPU, huge pages). Nothing here runs at import 
 from __future__ import annotations
 
 import ctypes
+import errno
 import os
 import resource
 import signal
+
+from .policy import SECCOMP_DENIED, SECCOMP_ONLY_WITH_FLAGS, SYSCALLS
 
 CLONE_NEWNET = 0x40000000
 CLONE_NEWNS = 0x00020000
@@ -34,36 +37,43 @@ def _drop(spec: dict) -> None:
     _seccomp()
 
 
-# What learner code may not do, refused by a seccomp filter (as Docker's default profile refuses it):
-# * make a user namespace: in one of its own a job was root, and mounted a tmpfs of any size beside the temp
-#   space `_fresh_job_space` bounds. unshare and clone with CLONE_NEWUSER get EPERM; clone3, whose flags a
-#   filter cannot read, ENOSYS (glibc then uses clone).
-# * use the kernel keyrings (add_key, request_key, keyctl: EPERM). They are kept per uid, not per process or
-#   namespace: a key a job left in its user keyring was read by the next job, run as the same uid, and a job
-#   can set the keyring's permissions so that nothing without CAP_SYS_ADMIN could empty it after the job.
-# A system call of another ABI (i386, x32) is refused too, so none goes around the filter.
-_SECCOMP = {"x86_64": (0xC000003E, 272, 56, 435, (248, 249, 250)),
-            "aarch64": (0xC00000B7, 97, 220, 435, (217, 218, 219))}.get(os.uname().machine)
-CLONE_NEWUSER = 0x10000000
+# The system calls learner code may not make are `policy.SECCOMP_DENIED` (why each: there); this is the filter
+# that refuses them, for the machines `policy.SYSCALLS` knows.
+_SECCOMP = SYSCALLS.get(os.uname().machine)
+
+
+def _seccomp_program(arch: int, numbers: dict[str, int]) -> list[tuple[int, int, int, int]]:
+    """The classic BPF program (code, jump if true, jump if false, k) that refuses `SECCOMP_DENIED`."""
+    allow, errno_ret = 0x7FFF0000, 0x00050000  # SECCOMP_RET_ALLOW; SECCOMP_RET_ERRNO | the errno
+    eperm = errno_ret | errno.EPERM
+    ld, jeq, jge, jset, ret = 0x20, 0x15, 0x35, 0x45, 0x06
+    always = [name for name in SECCOMP_DENIED if name not in SECCOMP_ONLY_WITH_FLAGS]
+    flagged = [name for name in SECCOMP_DENIED if name in SECCOMP_ONLY_WITH_FLAGS]
+    prog = [
+        (ld, 0, 0, 4), (jeq, 1, 0, arch), (ret, 0, 0, eperm),   # [4]: the ABI; another one is refused
+        (ld, 0, 0, 0), (jge, 0, 1, 0x40000000), (ret, 0, 0, eperm),  # [0]: the number; x32's are refused
+        *[ins for name in always
+          for ins in ((jeq, 0, 1, numbers[name]), (ret, 0, 0, errno_ret | SECCOMP_DENIED[name]))],
+    ]
+    if flagged:
+        bits, codes = {SECCOMP_ONLY_WITH_FLAGS[n] for n in flagged}, {SECCOMP_DENIED[n] for n in flagged}
+        if len(bits) != 1 or len(codes) != 1:  # one test of the flags serves them all
+            raise ValueError("the calls refused by their flags must share one flag and one errno")
+        bit, code = bits.pop(), codes.pop()
+        last = len(flagged) - 1
+        prog += [(jeq, last - k, 0, numbers[name]) if k < last else (jeq, 0, 3, numbers[name])
+                 for k, name in enumerate(flagged)]
+        prog += [(ld, 0, 0, 16), (jset, 0, 1, bit), (ret, 0, 0, errno_ret | code)]  # [16]: the flags (low 32 bits)
+    prog.append((ret, 0, 0, allow))
+    return prog
 
 
 def _seccomp() -> None:
     if _SECCOMP is None:
-        return  # an architecture whose numbers are not known here: the job may do both
+        return  # an architecture whose numbers are not known here: the job may make these calls
     import struct
 
-    arch, unshare, clone, clone3, keyrings = _SECCOMP
-    allow, eperm, enosys = 0x7FFF0000, 0x00050000 | 1, 0x00050000 | 38
-    ld, jeq, jge, jset, ret = 0x20, 0x15, 0x35, 0x45, 0x06
-    prog = [
-        (ld, 0, 0, 4), (jeq, 1, 0, arch), (ret, 0, 0, eperm),   # [4]: the ABI; another one is refused
-        (ld, 0, 0, 0), (jge, 0, 1, 0x40000000), (ret, 0, 0, eperm),  # [0]: the number; x32's are refused
-        (jeq, 0, 1, clone3), (ret, 0, 0, enosys),
-        *[ins for nr in keyrings for ins in ((jeq, 0, 1, nr), (ret, 0, 0, eperm))],
-        (jeq, 1, 0, unshare), (jeq, 0, 3, clone),
-        (ld, 0, 0, 16), (jset, 0, 1, CLONE_NEWUSER), (ret, 0, 0, eperm),  # [16]: the flags (low 32 bits)
-        (ret, 0, 0, allow),
-    ]
+    prog = _seccomp_program(*_SECCOMP)
     code = b"".join(struct.pack("HBBI", *ins) for ins in prog)
     filt = ctypes.create_string_buffer(code, len(code))
 

@@ -14,6 +14,7 @@ from IPython.core.displayhook import DisplayHook
 from IPython.core.displaypub import DisplayPublisher
 from IPython.core.interactiveshell import InteractiveShell
 
+from .policy import ALWAYS, CANONICAL, CODE_ATTRS, FRAME_ATTRS, GUARDED, LEARNER, LIBRARY_NAMES, WATCHED
 from .shell import GradeShell, _Collector, _Hook, _Publisher, _Sink
 
 # Learner code shares this process. What decides a score must not be forgeable from it, so:
@@ -25,15 +26,9 @@ from .shell import GradeShell, _Collector, _Hook, _Publisher, _Sink
 # * at every boundary of a checks cell and at every emitted value, identities of the library functions
 #   the checks use, the notebook's names for them, torch's mode stacks and trace functions are compared
 #   with a snapshot taken before any learner code ran.
-# The hook and the checks are closures: nothing a learner can reach by name holds them.
+# The hook and the checks are closures: nothing a learner can reach by name holds them. What is watched and
+# which events count are rows of policy.py (WATCHED, CANONICAL, ALWAYS, LEARNER, GUARDED).
 
-WATCHED = ["builtins", "math", "operator", "sys", "re", "random", "json", "hashlib", "numpy", "numpy.testing",
-           "numpy.linalg", "numpy.random", "torch", "torch.testing", "torch.nn", "torch.nn.functional",
-           "torch.overrides", "torch.autograd", "IPython.display", "IPython.core.display_functions"]
-# Names a notebook binds to libraries; a hidden block sees the library itself whatever the notebook rebound.
-CANONICAL = {"torch": "torch", "np": "numpy", "numpy": "numpy", "math": "math", "re": "re", "random": "random",
-             "F": "torch.nn.functional", "nn": "torch.nn"}
-LIBRARY_NAMES = frozenset({"torch", "np", "numpy", "F", "nn"})
 # What IPython itself swaps while a cell runs (its builtin and display traps): not tampering.
 TRAPPED = frozenset({"builtins.exit", "builtins.quit", "builtins.get_ipython", "builtins.display",
                      "sys.displayhook", "sys.excepthook", "sys.breakpointhook"})
@@ -41,15 +36,6 @@ TRAPPED = frozenset({"builtins.exit", "builtins.quit", "builtins.get_ipython", "
 # (traceback.py reads tb_frame to print an exception the learner caught: honest, so not counted there.)
 HELPER_FILES = ("/inspect.py", "/traceback.py", "/ctypes/__init__.py")
 TB_HELPER_FILES = ("/inspect.py",)
-CODE_ATTRS = frozenset({"__code__", "__defaults__", "__kwdefaults__"})
-FRAME_ATTRS = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame"})
-ALWAYS = frozenset({"sys.settrace", "sys.setprofile", "gc.get_objects", "gc.get_referrers", "gc.get_referents",
-                    "sys._current_frames"})
-LEARNER = frozenset({"sys._getframe", "compile", "code.__new__", "function.__new__"})
-# Every event the guard looks at (and "ctypes.*"); anything else returns at once. Rendering one figure raises
-# thousands of "builtins.id" events, each a call of the hook.
-GUARDED = ALWAYS | LEARNER | {"torchcourse.emit", "torchcourse.called", "object.__getattr__", "object.__setattr__",
-                              "object.__delattr__", "open"}
 
 
 def _watched_value(v) -> bool:

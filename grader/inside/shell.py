@@ -14,7 +14,7 @@ from IPython.core.interactiveshell import InteractiveShell
 from traitlets.config import Config
 
 from . import base  # noqa: F401  (the warm process first: torch's threads, the Agg backend, the preload)
-from .policy import CELL_CAP, DISPLAY_CAP, STREAM_CAP
+from .policy import CELL_CAP, DISPLAY_CAP, STREAM_CAP, TRACEBACK_LINES
 
 
 class _Collector:
@@ -56,7 +56,7 @@ class _Collector:
 
     def error(self, ename: str, evalue: str, traceback: list[str]) -> None:
         self.outputs.append({"output_type": "error", "ename": ename, "evalue": evalue[:STREAM_CAP],
-                             "traceback": [t[:STREAM_CAP] for t in traceback[:200]]})
+                             "traceback": [t[:STREAM_CAP] for t in traceback[:TRACEBACK_LINES]]})
 
 
 COLLECT = _Collector()

@@ -27,7 +27,7 @@ def test_results_lines_are_checked_and_the_first_claim_wins(tmp_path):
 
 
 def test_a_record_of_the_workers_that_is_not_a_cell_result_is_flagged_unless_it_is_over_a_bound(tmp_path):
-    """Lines as warm_worker._record writes them (the worker's own opening, then what the child sent): a record
+    """Lines as the worker's channel._record writes them (the worker's own opening, then what the child sent): a record
     that does not read as a cell's result can only come from a forged line with the cell's nonce."""
     from grader.limits import LINE_OBJECTS
 
