@@ -40,6 +40,10 @@ TIME_FORMAT = "%Y-%m-%d %H:%M:%S.%f %Z"
 FUTURE_SLACK = timedelta(seconds=60)
 # nbgrader submit stamps the time first, then copies; files changed longer after that were changed later.
 CHANGED_AFTER = timedelta(minutes=5)
+# A submission is the student's chapter folder: a few notebooks, maybe a data folder. One far deeper or larger is
+# refused and named (walking it would exhaust the stack or the time of every student's collect).
+MAX_DEPTH = 16
+MAX_ENTRIES = 10_000
 IDENTITY = Path(".torchcourse") / "identity"
 
 
@@ -377,15 +381,27 @@ def _check_entry(path: Path, user: str, stamp: str, now: datetime) -> tuple[date
     # can make neither the other's files nor the instructor's.
     allowed = {os.geteuid(), student_uid} - {None}
     latest = st.st_ctime
-    for top, dirs, files in os.walk(path, followlinks=False):
-        for name in ["", *dirs, *files]:
-            entry = Path(top) / name if name else Path(top)
-            est = os.lstat(entry)
-            latest = max(latest, est.st_ctime)
-            if est.st_uid not in allowed:
-                rel = entry.relative_to(path) if name else "the folder"
-                return None, (f"names {user} but {rel} belongs to {_owner(est.st_uid)}: submitted as another "
-                              "person (cheating attempt?); refused, not collected for anyone")
+    if st.st_uid not in allowed:
+        return None, (f"names {user} but the folder belongs to {_owner(st.st_uid)}: submitted as another "
+                      "person (cheating attempt?); refused, not collected for anyone")
+    pending, seen = [(path, 0)], 0
+    while pending:  # iterative, bounded: never a recursion as deep as the folder
+        folder, depth = pending.pop()
+        with os.scandir(folder) as found:
+            for item in found:
+                seen += 1
+                if seen > MAX_ENTRIES:
+                    return None, f"holds more than {MAX_ENTRIES:,} files and folders; refused"
+                est = item.stat(follow_symlinks=False)
+                latest = max(latest, est.st_ctime)
+                if est.st_uid not in allowed:
+                    rel = Path(item.path).relative_to(path)
+                    return None, (f"names {user} but {rel} belongs to {_owner(est.st_uid)}: submitted as another "
+                                  "person (cheating attempt?); refused, not collected for anyone")
+                if stat.S_ISDIR(est.st_mode):
+                    if depth + 1 >= MAX_DEPTH:
+                        return None, f"has folders more than {MAX_DEPTH} levels deep; refused"
+                    pending.append((Path(item.path), depth + 1))
     try:
         when = parse_time(stamp)
     except Exception as exc:  # dateutil raises several types for text that is not a time
