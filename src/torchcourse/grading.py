@@ -8,11 +8,13 @@ detecting grading.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import hashlib
 import math
 import sys
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -166,13 +168,24 @@ def emit(slug: str, name: str, value: Any, *, rtol: float | None = None, atol: f
         publish_display_data(data)
 
 
+@contextlib.contextmanager
+def _quiet() -> Iterator[None]:
+    # Plain nbgrader scores a checks cell 0 when anything reaches stderr, a warning included, so a right
+    # answer that warns (a deprecated call, a tensor converted to a float) would lose its points there and
+    # keep them in the course grader. The learner sees the warning when running their own cells.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
+
+
 def call(fn: Callable, *args: Any, **kwargs: Any) -> Any:
     """Call learner code; an exception becomes ``{"error": "Type: message"}`` for ``emit``.
 
     ``NotImplementedError`` passes through: it is what an unanswered release's stub raises, and a
     learner (and ``python -m grader check``) should read "not answered yet", not a wrong answer."""
     try:
-        return fn(*args, **kwargs)
+        with _quiet():
+            return fn(*args, **kwargs)
     except NotImplementedError:  # the release's unanswered stub: "not answered yet", not a wrong answer
         raise
     except Exception as exc:  # the learner's mistake is data here, not a crash
@@ -187,7 +200,8 @@ def attempt(fn: Callable, *args: Any, **kwargs: Any) -> Any:
     """Call learner code; return what it returned, or the exception it raised (the object itself, for a
     check of its type and message). ``NotImplementedError`` passes through, as in ``call``."""
     try:
-        return fn(*args, **kwargs)
+        with _quiet():
+            return fn(*args, **kwargs)
     except NotImplementedError:
         raise
     except Exception as exc:  # the learner's exception is data here, not a crash

@@ -26,9 +26,11 @@ del _tc_take_emits
 
 # Runs one checks cell's source once per seed in the kernel's namespace and writes one JSON list of
 # [seed, outcome, message, emitted records] to `out`; outcome is "passed", "CheckFailed" or another
-# exception's name. A cell still running after `limit` seconds is stopped ("Timeout").
+# exception's name, or "stderr" for a cell that ran to the end but wrote to stderr (a warning included,
+# each shown as a fresh kernel would show it the first time): plain nbgrader scores such a cell 0.
+# A cell still running after `limit` seconds is stopped ("Timeout").
 _UNDER_SEEDS = """
-import json as _tc_json, signal as _tc_signal
+import contextlib as _tc_contextlib, io as _tc_io, json as _tc_json, signal as _tc_signal, warnings as _tc_warnings
 from torchcourse import grading as _tc_grading
 class _TcTimeout(BaseException):
     pass
@@ -40,9 +42,13 @@ for _tc_seed in {seeds!r}:
     _tc_grading.set_seed(_tc_seed, secret=True)
     _tc_emits.clear()
     _tc_signal.setitimer(_tc_signal.ITIMER_REAL, {limit!r})
+    _tc_err = _tc_io.StringIO()
     try:
-        exec(compile({source!r}, "<checks cell>", "exec"), globals())
-        _tc_outcome = ["passed", ""]
+        with _tc_warnings.catch_warnings(record=True) as _tc_caught, _tc_contextlib.redirect_stderr(_tc_err):
+            _tc_warnings.simplefilter("always")
+            exec(compile({source!r}, "<checks cell>", "exec"), globals())
+        _tc_said = _tc_err.getvalue() + "".join(str(w.message) for w in _tc_caught)
+        _tc_outcome = ["stderr", _tc_said[:300]] if _tc_said else ["passed", ""]
     except _TcTimeout:
         _tc_outcome = ["Timeout", "over {limit} s"]
     except _tc_grading.CheckFailed as _tc_exc:
@@ -103,10 +109,22 @@ class AnswerKernel:
             if cell.cell_type == "code":
                 ok, err = self.run(cell.source)
                 assert ok, f"{path.name}: solution cell failed: {err}"
+                # run as in a fresh kernel, as nbgrader runs it: a warning shows here the first time
+                assert not (is_checks_cell(cell) and self.stderr), (
+                    f"{path.name}: the checks cell {grade_id(cell)} writes to stderr, so plain nbgrader scores "
+                    f"the solution 0: {self.stderr[:300]}")
         self._runs = 0
 
     def run(self, code: str, timeout: float = 120) -> tuple[bool, str]:
-        reply = self.kc.execute_interactive(code, timeout=timeout, output_hook=lambda msg: None)
+        """Run `code`; (whether it ran without error, the error). What it wrote to stderr is in ``stderr``."""
+        said = []
+
+        def hook(msg):
+            if msg["msg_type"] == "stream" and msg["content"].get("name") == "stderr":
+                said.append(msg["content"]["text"])
+
+        reply = self.kc.execute_interactive(code, timeout=timeout, output_hook=hook)
+        self.stderr = "".join(said)
         content = reply["content"]
         return content["status"] == "ok", f"{content.get('ename')}: {content.get('evalue')}"
 

@@ -280,3 +280,19 @@ def test_fresh_copies_inputs_and_expect_unchanged_sees_any_change():
         model.bias += 1
     with pytest.raises(CheckFailed, match="the model"):
         grading.expect_unchanged(snapshot, model, call="f(model)", what="the model")
+
+
+def test_call_keeps_a_learners_warning_off_stderr_where_plain_nbgrader_would_score_it_zero(capsys):
+    import warnings
+
+    def warns(x):
+        warnings.warn("deprecated", DeprecationWarning, stacklevel=2)
+        return x + 1
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert grading.call(warns, 1) == 2
+        assert grading.attempt(warns, 2) == 3
+        warnings.warn("the check's own warning still shows", stacklevel=1)
+    assert [str(w.message) for w in caught] == ["the check's own warning still shows"]
+    assert capsys.readouterr().err == ""
