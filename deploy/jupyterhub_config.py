@@ -60,6 +60,28 @@ c.Authenticator.admin_users = set()
 c.JupyterHub.spawner_class = "localprocess"
 c.Spawner.cmd = [str(PREFIX / "venv" / "bin" / "python"), "-m", "jupyterhub.singleuser"]
 c.Spawner.default_url = "/lab"
+# Kernels over ipc: their sockets in a folder of the user's own (0700), not loopback TCP ports from which any user
+# of the machine can subscribe to another's code and output. Not in the home: a socket's path must stay under 108
+# bytes, which a long home and jupyter's runtime folder exceed. On the command line, so no user config undoes it.
+KERNELS = Path(settings.get("KERNEL_DIR") or "/run/torchcourse")
+
+
+def kernel_folder(spawner):
+    import os
+    import pwd
+
+    user = pwd.getpwnam(spawner.user.name)
+    KERNELS.mkdir(mode=0o711, exist_ok=True)
+    if KERNELS.is_symlink() or KERNELS.stat().st_uid != 0 or KERNELS.stat().st_mode & 0o022:
+        raise RuntimeError(f"{KERNELS} must be a folder of root's that only root can write")
+    folder = KERNELS / spawner.user.name
+    folder.mkdir(mode=0o700, exist_ok=True)
+    os.chown(folder, user.pw_uid, user.pw_gid, follow_symlinks=False)
+    os.chmod(folder, 0o700, follow_symlinks=False)
+    spawner.args = ["--KernelManager.transport=ipc", f"--KernelManager.ip={folder / 'kernel'}"]
+
+
+c.Spawner.pre_spawn_hook = kernel_folder
 c.Spawner.environment = {
     "TORCHCOURSE_EXCHANGE": settings["EXCHANGE"],
     "PATH": f"{PREFIX / 'bin'}:/usr/local/bin:/usr/bin:/bin",

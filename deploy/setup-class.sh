@@ -15,6 +15,7 @@
 #   BASE_VENV     an environment with the course's stack already installed (the tests use the repository's
 #                 .venv): layered under PREFIX/venv instead of installing the lock again
 #   HOME_BASE     where new users' homes go (useradd -b)                                     default /home
+#   KERNEL_DIR    a folder of root's holding each user's kernel sockets (short paths)        default /run/torchcourse
 #   START         1: start (or restart) the hub at the end; 0: only set up                   default 1
 set -euo pipefail
 [ "$(id -u)" -eq 0 ] || { echo "setup-class.sh: run as root (sudo make class)" >&2; exit 1; }
@@ -129,6 +130,28 @@ c = get_config()  # noqa: F821
 load_subconfig("$COURSE/nbgrader_config.py")  # noqa: F821
 c.CourseDirectory.root = "$COURSE"
 c.Exchange.root = "$EXCHANGE"
+
+# formgrader's Autograde button (and nbgrader autograde) would run learner code as you, outside the sandbox, and
+# its Collect button (and nbgrader collect) takes a folder one student named as another. This class grades and
+# collects with the course grader: those two say which command to use instead.
+from nbgrader.converters.base import NbGraderException as _Refused  # noqa: E402
+from nbgrader.converters import Autograde as _Autograde  # noqa: E402
+from nbgrader.exchange.default import ExchangeCollect as _ExchangeCollect  # noqa: E402
+
+
+def _no_autograde(self):
+    raise _Refused("autograde is off here: learner code would run as you. Grade with the course's sandbox: "
+                   f"sudo $PREFIX/bin/autograde {self.coursedir.assignment_id or 'CHAPTER'}")
+
+
+class CourseCollect(_ExchangeCollect):
+    def start(self):
+        raise _Refused("collect is off here: it would take a submission one student made as another. Collect "
+                       f"with: cd $COURSE && python -m grader collect {self.coursedir.assignment_id or 'CHAPTER'}")
+
+
+_Autograde.start = _no_autograde
+c.ExchangeFactory.collect = CourseCollect
 EOF
 echo '{"ServerApp": {"jpserver_extensions": {"nbgrader.server_extensions.formgrader": true,
   "nbgrader.server_extensions.course_list": true}}}' > "$INST_HOME/.jupyter/jupyter_server_config.d/torchcourse-instructor.json"
@@ -178,6 +201,7 @@ GROUP=$GROUP
 SSL_CERT=${SSL_CERT:-}
 SSL_KEY=${SSL_KEY:-}
 GRADER_PYTHON=${BASE_VENV:-$VENV}/bin/python
+KERNEL_DIR=${KERNEL_DIR:-/run/torchcourse}
 EOF
 chmod 0644 "$PREFIX/etc/class.env"
 if [ -n "${SHARED_PASSWORD:-}" ]; then
