@@ -19,6 +19,7 @@ import json
 import os
 import re
 import secrets
+import shlex
 import shutil
 import signal
 import socket
@@ -176,7 +177,8 @@ def klass():
         folder.chmod(mode | stat.S_IXOTH)
     env = {**os.environ, "INSTRUCTOR": inst, "PREFIX": str(k.prefix), "EXCHANGE": str(k.exchange),
            "HOME_BASE": str(tmp / "home"), "HUB_IP": "127.0.0.1", "HUB_PORT": str(hub), "HUB_API_PORT": str(api),
-           "PROXY_API_PORT": str(proxy), "BASE_VENV": sys.prefix, "START": "0"}
+           "PROXY_API_PORT": str(proxy), "BASE_VENV": sys.prefix, "START": "0",
+           "KERNEL_DIR": str(tmp / "kernels")}
     try:
         t = time.monotonic()
         done = subprocess.run(["bash", str(REPO / "deploy" / "setup-class.sh")], env=env, capture_output=True,
@@ -211,7 +213,7 @@ def klass():
                 Path(f).unlink(missing_ok=True)
             else:
                 Path(f).write_bytes(data)
-        shutil.rmtree(tmp, ignore_errors=True)
+        subprocess.run(["rm", "-rf", str(tmp)])  # shutil.rmtree recurses: an attack's 1,100 folders exhaust it
         for folder, mode in private.items():
             folder.chmod(mode)
         summary = {"times_s": {k_: round(v, 1) for k_, v in k.times.items()}, "attacks": k.outcomes}
@@ -279,8 +281,11 @@ def round_(klass):
     collected = k.run_as(k.inst, f"cd ~/torchcourse && python -m grader collect {CH}")
     assert f"{CH}: {s1} -> {s1}" in collected.stdout and f"{CH}: {s2} -> {s2}" in collected.stdout, collected.stdout
     t = time.monotonic()
+    poller = _stage_poller(k, s1)
     graded = _autograde(k)
     k.times["autograde (2 students, sandbox)"] = time.monotonic() - t
+    (k.tmp / "stop-polling").touch()
+    polled, _ = poller.communicate(timeout=60)
     k.run_as(k.inst, f"cd ~/torchcourse && python -m grader feedback {CH} && release-feedback {CH} .")
     with ThreadPoolExecutor(2) as pool:
         list(pool.map(lambda user: k.action(user, "fetch_feedback"), (s1, s2)))
@@ -290,7 +295,32 @@ def round_(klass):
     k.times["release, login and servers to export"] = time.monotonic() - t0
     records = {u: json.loads((k.course / "autograded" / u / CH / ".torchcourse-grade.json").read_text())
                for u in (s1, s2)}
-    return {"grades": grades, "names": names, "autograde": graded, "records": records}
+    return {"grades": grades, "names": names, "autograde": graded, "records": records, "polled": polled}
+
+
+# A student's poller: every few milliseconds, everything it can read under the grading command's stage.
+POLLER = r"""
+import glob, json, os, sys, time
+seen, read = set(), []
+while not os.path.exists(sys.argv[1]):
+    for stage in glob.glob("/tmp/torchcourse-grade-*"):
+        seen.add(stage)
+        for top, dirs, files in os.walk(stage):
+            for name in files:
+                try:
+                    with open(os.path.join(top, name), "rb") as f:
+                        f.read(1)
+                    read.append(os.path.join(top, name))
+                except OSError:
+                    pass
+    time.sleep(0.005)
+print(json.dumps({"stages": sorted(seen), "read": sorted(set(read))}))
+"""
+
+
+def _stage_poller(k: Klass, user: str) -> subprocess.Popen:
+    return subprocess.Popen(["runuser", "-u", user, "--", sys.executable, "-c", POLLER, str(k.tmp / "stop-polling")],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
 def _autograde(k: Klass) -> str:
@@ -381,12 +411,46 @@ def attacks(klass, round_):
     fake = f"{c}/inbound/{s2}+{CH}+2099-01-01 00:00:00.000000 UTC+zzzzzzzzzzzz"
     dated = k.run_as(s1, f"mkdir '{fake}' && cp ~/{CH}/*.ipynb '{fake}/' && "
                          f"echo '2099-01-01 00:00:00.000000 UTC' > '{fake}/timestamp.txt'", check=False)
+    # A folder 1,100 levels deep in a submission of her own: collect names it and goes on for everyone.
+    deep = f"{c}/inbound/{s1}+{CH}+{time.strftime('%Y-%m-%d %H:%M:%S', time.gmtime())}.000000 UTC+deepdeepdeep"
+    dig = f"import os\nos.mkdir({deep!r})\nos.chdir({deep!r})\nfor _ in range(1100):\n os.mkdir('d')\n os.chdir('d')"
+    k.run_as(s1, f"{sys.executable} -c {shlex.quote(dig)}")
+    kernel = _kernel_sniffing(k, s1, s2)
+    # The instructor clicks formgrader's Autograde (learner code as the instructor) and Collect (nbgrader's own).
+    fg = f"{k.base}/user/{k.inst}/formgrader/api"
+    buttons = {what: k.sessions[k.inst].post(f"{fg}/{url}", headers=k.user_xsrf(k.inst), timeout=300).json()
+               for what, url in (("autograde", f"submission/{CH}/{s1}/autograde"),
+                                 ("collect", f"assignment/{CH}/collect"))}
     collect = k.run_as(k.inst, f"cd ~/torchcourse && python -m grader collect {CH}")
     _autograde(k)
     for what, r in done.items():
         last = (r.stderr.strip().splitlines() or [f"exit {r.returncode}"])[-1][-120:]
         k.outcomes[what] = f"refused: {last}" if r.returncode else "ALLOWED"
-    return {"tries": done, "impostor": impostor, "dated": dated, "collect": collect, "grades": _gradebook(k)}
+    return {"tries": done, "impostor": impostor, "dated": dated, "collect": collect, "grades": _gradebook(k),
+            "kernel": kernel, "buttons": buttons, "deep": Path(deep).name}
+
+
+def _kernel_sniffing(k: Klass, owner: str, sniffer: str) -> dict:
+    """`owner` starts a kernel in her server; what of it can `sniffer` reach: its TCP ports, its sockets' folder."""
+    r = k.sessions[owner].post(f"{k.base}/user/{owner}/api/kernels", headers=k.user_xsrf(owner),
+                               json={"name": "python3"}, timeout=120)
+    assert r.status_code == 201, f"{owner}: kernel {r.status_code} {r.text[:300]}"
+    kid = r.json()["id"]
+    try:
+        deadline, found = time.monotonic() + 60, []
+        while not found and time.monotonic() < deadline:
+            found = list(k.home(owner).glob(f".local/share/jupyter/runtime/kernel-{kid}.json"))
+            time.sleep(0.2)
+        assert found, f"{owner}: no connection file for kernel {kid}"
+        info = json.loads(found[0].read_text())
+        pids = subprocess.run(["pgrep", "-u", owner, "-f", kid], capture_output=True, text=True).stdout.split()
+        listening = subprocess.run(["ss", "-ltnpH"], capture_output=True, text=True).stdout.splitlines()
+        tcp = [line for line in listening if any(f"pid={pid}," in line for pid in pids)]
+        reach = k.run_as(sniffer, f"ls {Path(info['ip']).parent}", check=False)
+        return {"transport": info["transport"], "ip": info["ip"], "pids": pids, "tcp": tcp,
+                "sniffer": reach.returncode, "sniffer_err": reach.stderr.strip()[-120:]}
+    finally:
+        k.sessions[owner].delete(f"{k.base}/user/{owner}/api/kernels/{kid}", headers=k.user_xsrf(owner), timeout=60)
 
 
 def _gradebook(k: Klass) -> dict[str, float]:
@@ -417,5 +481,42 @@ def test_a_submission_as_the_other_student_is_refused_and_her_grade_unchanged(kl
     klass.outcomes["submit as the other student (nbgrader submit --student, and a folder dated 2099)"] = \
         "refused by collect: " + refused[0].split(": ", 2)[-1][:100]
     assert attacks["grades"][s2] == round_["grades"][s2] == _max_score()
+    assert attacks["grades"][s1] == round_["grades"][s1] == 0
     klass.outcomes["honest student's grade after the attacks"] = \
         f"{attacks['grades'][s2]:g} of {_max_score():g} (unchanged)"
+
+
+def test_a_student_reads_nothing_of_the_grading_stage(klass, round_):
+    polled = json.loads(round_["polled"])
+    klass.outcomes["poll the grading stage while results are copied back"] = \
+        f"{len(polled['stages'])} stage(s) seen, {len(polled['read'])} files read"
+    assert polled["stages"], "the poller never saw the stage: it proves nothing"
+    assert polled["read"] == [], polled["read"][:20]
+
+
+def test_kernels_listen_on_no_port_and_their_sockets_are_private(klass, attacks):
+    kernel = attacks["kernel"]
+    klass.outcomes["subscribe to another student's kernel"] = \
+        f"transport {kernel['transport']}, {len(kernel['tcp'])} TCP ports; her runtime folder: {kernel['sniffer_err']}"
+    assert kernel["pids"], kernel
+    # Its five channels are ipc sockets. What TCP remains is ipykernel's pipe for forked subprocesses' output: a
+    # PULL socket, which sends nothing to whoever connects, and drops what lacks its random key.
+    assert kernel["transport"] == "ipc" and len(kernel["tcp"]) <= 1, kernel
+    assert kernel["ip"] == str(klass.tmp / "kernels" / klass.students[0] / "kernel"), kernel
+    assert kernel["sniffer"] != 0, kernel
+
+
+def test_formgrader_autograde_and_collect_name_the_course_commands(klass, attacks):
+    auto, coll = attacks["buttons"]["autograde"], attacks["buttons"]["collect"]
+    klass.outcomes["formgrader's Autograde and Collect buttons"] = \
+        f"autograde success={auto['success']}, collect success={coll['success']}"
+    assert not auto["success"] and f"{klass.prefix}/bin/autograde {CH}" in auto.get("error", ""), auto
+    assert not coll["success"] and f"python -m grader collect {CH}" in coll.get("error", ""), coll
+    assert not (klass.home(klass.inst) / "pwned").exists()
+
+
+def test_a_folder_too_deep_is_refused_and_named_and_collect_goes_on(klass, attacks):
+    err = attacks["collect"].stderr
+    line = next((x for x in err.splitlines() if attacks["deep"] in x), "")
+    klass.outcomes["a submission 1,100 folders deep"] = line.split(": ", 2)[-1][:100] or "not named"
+    assert "levels deep; refused" in line, err
