@@ -43,7 +43,28 @@ def report(course: Course, chapter: str) -> tuple[Path, Path]:
         return _report(course, chapter)
 
 
+def gradebook_scores(course: Course, chapter: str) -> dict[str, tuple[float, dict[str, float]]]:
+    """Each student's score in the gradebook, total and per graded cell ("notebook/grade_id"): what `nbgrader
+    export` sends to the LMS, with formgrader's manual scores in place of the automatic ones."""
+    if not (course.root / "gradebook.db").is_file():
+        return {}
+    from nbgrader.api import Gradebook, MissingEntry
+
+    found: dict[str, tuple[float, dict[str, float]]] = {}
+    with Gradebook(course.db_url, "torchcourse") as gb:
+        try:
+            submissions = gb.find_assignment(chapter).submissions
+        except MissingEntry:
+            return {}
+        for sub in submissions:
+            cells = {f"{g.notebook.name}/{g.name}": float(g.score) for nb in sub.notebooks for g in nb.grades}
+            found[sub.student.id] = (float(sub.score), cells)
+    return found
+
+
 def _report(course: Course, chapter: str) -> tuple[Path, Path]:
+    import dataclasses
+
     from matplotlib.figure import Figure
 
     records: list[GradeRecord] = []
@@ -52,6 +73,21 @@ def _report(course: Course, chapter: str) -> tuple[Path, Path]:
             records.append(r)
         elif why := unusable(course, s, chapter):
             print(f"report: {why}", file=sys.stderr)
+    # One source of truth for what a student scored: the gradebook (formgrader's manual grades included), as
+    # nbgrader export reads it. The record gives the why (status, reasons, flags).
+    book = gradebook_scores(course, chapter)
+    for i, r in enumerate(records):
+        if r.student not in book:
+            records[i] = dataclasses.replace(r, flags=[*r.flags, "not in the gradebook: nbgrader export has no "
+                                                                 "score for this student; rerun autograde"])
+            continue
+        total, cells = book[r.student]
+        exercises = [dataclasses.replace(e, score=cells.get(f"{e.notebook}/{e.grade_id}", e.score))
+                     for e in r.exercises]
+        flags = list(r.flags)
+        if abs(total - r.score) > 1e-9:
+            flags.append(f"graded by hand: {total:g} in the gradebook, {r.score:g} from autograde")
+        records[i] = dataclasses.replace(r, score=total, exercises=exercises, flags=flags)
     exercises = list(dict.fromkeys(f"{e.notebook}/{e.grade_id}" for r in records for e in r.exercises))[:MAX_BARS]
     course.reports.mkdir(parents=True, exist_ok=True)
     csv_path = course.reports / f"{chapter}.csv"
