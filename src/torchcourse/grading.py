@@ -274,8 +274,10 @@ def _judge(got: Any, want: Any, call: str, taught: str | None, hint: str, rtol: 
     if diff:
         if type(want) is float and isinstance(got, np.floating):
             hint = hint or "a NumPy scalar is not a Python float: convert it with float(...)"
-        # Where the types differ, the first line says all; else the difference names the element.
-        detail = diff.removeprefix("value: ") if type_name(plain) == type_name(wanted) else ""
+        # For a number or a string, or where the types differ, the first line says all; for a tensor, a
+        # tuple or a list, the difference names the element.
+        structured = type(wanted) in (dict, list) and type_name(plain) == type_name(wanted)
+        detail = diff.removeprefix("value: ") if structured else ""
         _fail(call, _describe(got), _describe(want), taught, hint, detail)
 
 

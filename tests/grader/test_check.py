@@ -50,7 +50,7 @@ def test_check_in_the_kernel_reruns_one_exercise_with_the_messages_of_grader_che
     assert check("nope", notebook=_saved(tmp_path), namespace=ns) is False
     out = capsys.readouterr().out.splitlines()
     assert out[0] == "PASS  ey: passed"
-    assert out[2].startswith("FAIL  ex: CheckFailed: double(1) returned 3")
+    assert out[2].startswith("FAIL  ex: CheckFailed: double(1) returned an int 3; expected an int 2")
     assert out[4] == "FAIL  ey: not answered yet (the answer cell still raises NotImplementedError)"
     assert out[6].startswith("FAIL  nope: no checks cell")
 
@@ -66,4 +66,5 @@ def test_check_runs_in_a_real_kernel_and_finds_its_notebook(tmp_path):
     NotebookClient(nb, timeout=60, kernel_name="python3", allow_errors=True,
                    resources={"metadata": {"path": str(tmp_path)}}).execute()
     text = "".join(o.get("text", "") for o in nb.cells[-1].outputs)
-    assert "FAIL  ex: CheckFailed: double(1) returned 3" in text and "PASS  ey: passed" in text and FOOTER in text
+    assert "FAIL  ex: CheckFailed: double(1) returned an int 3; expected an int 2" in text
+    assert "PASS  ey: passed" in text and FOOTER in text

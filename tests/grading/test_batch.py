@@ -162,7 +162,7 @@ def test_command_line_end_to_end(tmp_path):
     assert done.returncode == 0, done.stderr
     page = (root / "feedback" / "doe.john_2" / CHAPTER / "a-basics.html").read_text()
     assert "BEGIN HIDDEN" not in page and 'emit("fx-double"' not in page and "rng(&quot;fx-strides" not in page
-    assert "fx-double" in page and "returned tensor([3., 6.])" in page
+    assert "fx-double" in page and "returned a torch.Tensor of dtype torch.float32 tensor([3., 6.])" in page
     done = _grader(root, "report", CHAPTER)
     assert done.returncode == 0, done.stderr
     rows = list(csv.DictReader(open(root / "reports" / f"{CHAPTER}.csv")))

@@ -69,8 +69,10 @@ def test_learner_check(tmp_path):
     assert done.returncode == 1, done.stderr
     lines = done.stdout.splitlines()
     assert lines[0].startswith("FAIL  fx-double: CheckFailed: double(torch.tensor([1.0, 2.0])) returned "
-                               "tensor([3., 6.])")
-    assert lines[1] == "PASS  fx-strides: passed"
+                               "a torch.Tensor of dtype torch.float32 tensor([3., 6.])")
+    assert lines[1] == ("Difference: 2 element(s) differ; the first at index 0: got 3.0, expected 2.0; "
+                        "largest difference 2")
+    assert lines[2] == "PASS  fx-strides: passed"
     assert "graded checks include more cases" in done.stdout
 
 
