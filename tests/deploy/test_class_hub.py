@@ -520,3 +520,28 @@ def test_a_folder_too_deep_is_refused_and_named_and_collect_goes_on(klass, attac
     line = next((x for x in err.splitlines() if attacks["deep"] in x), "")
     klass.outcomes["a submission 1,100 folders deep"] = line.split(": ", 2)[-1][:100] or "not named"
     assert "levels deep; refused" in line, err
+
+
+@pytest.fixture(scope="module")
+def hand_graded(klass, round_, attacks):
+    """The instructor gives student 1 full marks on one answer in formgrader, then runs report and export."""
+    k, (s1, _) = klass, klass.students
+    fg, web, xsrf = f"{k.base}/user/{k.inst}/formgrader/api", k.sessions[k.inst], k.user_xsrf(k.inst)
+    subs = web.get(f"{fg}/submitted_notebooks/{CH}/{round_['names'][0]}", headers=xsrf, timeout=60).json()
+    sub = next(x for x in subs if x.get("student") == s1)
+    grades = web.get(f"{fg}/grades", params={"submission_id": sub["id"]}, headers=xsrf, timeout=60).json()
+    grade = next(g for g in grades if g["max_score"])
+    r = web.put(f"{fg}/grade/{grade['id']}", headers=xsrf, json={"manual_score": grade["max_score"]}, timeout=60)
+    assert r.status_code == 200, r.text[:300]
+    k.run_as(k.inst, f"cd ~/torchcourse && python -m grader report {CH} && nbgrader export")
+    text = k.run_as(k.inst, f"cat ~/torchcourse/reports/{CH}.csv").stdout
+    return {"manual": grade["max_score"], "export": _grades(k),
+            "report": {r["student"]: float(r["score"]) for r in csv.DictReader(io.StringIO(text))}}
+
+
+def test_report_and_export_agree_after_manual_grading(klass, hand_graded):
+    s1, s2 = klass.students
+    klass.outcomes["manual grade in formgrader, then report and export"] = \
+        f"report {hand_graded['report']}, export {hand_graded['export']}"
+    assert hand_graded["export"][s1] == hand_graded["manual"] > 0, hand_graded
+    assert hand_graded["report"] == hand_graded["export"] == {s1: hand_graded["manual"], s2: _max_score()}
