@@ -66,7 +66,7 @@ c.Spawner.default_url = "/lab"
 KERNELS = Path(settings.get("KERNEL_DIR") or "/run/torchcourse")
 
 
-def kernel_folder(spawner):
+def per_user(spawner):
     import os
     import pwd
 
@@ -79,9 +79,12 @@ def kernel_folder(spawner):
     os.chown(folder, user.pw_uid, user.pw_gid, follow_symlinks=False)
     os.chmod(folder, 0o700, follow_symlinks=False)
     spawner.args = ["--KernelManager.transport=ipc", f"--KernelManager.ip={folder / 'kernel'}"]
+    # torch's compile cache defaults to the shared temp folder, named after the user: in the home instead.
+    spawner.environment = {**spawner.environment,
+                           "TORCHINDUCTOR_CACHE_DIR": f"{user.pw_dir}/.cache/torchinductor"}
 
 
-c.Spawner.pre_spawn_hook = kernel_folder
+c.Spawner.pre_spawn_hook = per_user
 c.Spawner.environment = {
     "TORCHCOURSE_EXCHANGE": settings["EXCHANGE"],
     "PATH": f"{PREFIX / 'bin'}:/usr/local/bin:/usr/bin:/bin",

@@ -76,6 +76,8 @@ fi
 # The grader's code, root-owned: autograde runs it as root (section 6), so nobody else may change it.
 rm -rf "$PREFIX/app/grader" && cp -r "$REPO/grader" "$PREFIX/app/grader"
 find "$PREFIX/app" -name __pycache__ -prune -exec rm -rf {} +
+# `python -m grader check NOTEBOOK` for every user, as in the repository (the instructor's own folder comes first).
+echo "$PREFIX/app" > "$VENV/lib/python3.11/site-packages/torchcourse_grader.pth"
 for tool in python jupyter nbgrader; do
   mod=$tool; [ "$tool" = python ] && mod=""
   printf '#!/bin/sh\nexec %s %s "$@"\n' "$VENV/bin/python" "${mod:+-m $mod}" > "$PREFIX/bin/$tool"
@@ -156,7 +158,8 @@ EOF
 echo '{"ServerApp": {"jpserver_extensions": {"nbgrader.server_extensions.formgrader": true,
   "nbgrader.server_extensions.course_list": true}}}' > "$INST_HOME/.jupyter/jupyter_server_config.d/torchcourse-instructor.json"
 echo '{"disabledExtensions": {"@jupyter/nbgrader:formgrader": false, "@jupyter/nbgrader:course-list": false,
-  "@jupyter/nbgrader:create-assignment": false}}' > "$INST_HOME/.jupyter/labconfig/page_config.json"
+  "@jupyter/nbgrader:create-assignment": false, "@jupyterlab/apputils-extension:announcements": true}}' \
+  > "$INST_HOME/.jupyter/labconfig/page_config.json"
 chown "$INSTRUCTOR:$INST_GROUP" "$INST_HOME/.jupyter/nbgrader_config.py" \
   "$INST_HOME/.jupyter/jupyter_server_config.d/torchcourse-instructor.json" "$INST_HOME/.jupyter/labconfig/page_config.json"
 
@@ -169,8 +172,10 @@ c.Exchange.root = "$EXCHANGE"
 EOF
 echo '{"ServerApp": {"jpserver_extensions": {"nbgrader.server_extensions.formgrader": false,
   "nbgrader.server_extensions.course_list": false}}}' > "$VENV/etc/jupyter/jupyter_server_config.d/zz-torchcourse.json"
+# No JupyterLab news prompt: it asks every user, on a server with no use for it.
 echo '{"disabledExtensions": {"@jupyter/nbgrader:formgrader": true, "@jupyter/nbgrader:course-list": true,
-  "@jupyter/nbgrader:create-assignment": true}}' > "$VENV/etc/jupyter/labconfig/page_config.json"
+  "@jupyter/nbgrader:create-assignment": true, "@jupyterlab/apputils-extension:announcements": true}}' \
+  > "$VENV/etc/jupyter/labconfig/page_config.json"
 chmod -R a+rX "$VENV/etc"
 
 # 6. The exchange. Its root is sticky (1777): nobody renames or deletes another's folder in it (nbgrader's
@@ -209,13 +214,15 @@ if [ -n "${SHARED_PASSWORD:-}" ]; then
 fi
 cp "$REPO/deploy/jupyterhub_config.py" "$PREFIX/etc/jupyterhub_config.py"
 cp "$REPO/deploy/autograde.sh" "$PREFIX/bin/autograde" && chmod 0755 "$PREFIX/bin/autograde"
+cp "$REPO/deploy/clear-inbound.sh" "$PREFIX/bin/clear-inbound" && chmod 0755 "$PREFIX/bin/clear-inbound"
 cp "$REPO/deploy/release_feedback.py" "$PREFIX/bin/release-feedback" && chmod 0755 "$PREFIX/bin/release-feedback"
 sed -i "1s|.*|#!$VENV/bin/python|" "$PREFIX/bin/release-feedback"
 printf 'export TORCHCOURSE_EXCHANGE=%s\ncase ":$PATH:" in *":%s/bin:"*) ;; *) PATH="%s/bin:$PATH" ;; esac\n' \
   "$EXCHANGE" "$PREFIX" "$PREFIX" > /etc/profile.d/torchcourse.sh
 if [ -d /etc/sudoers.d ]; then
-  # The instructor's one root command: the grader's sandbox needs root to drop learner code to a uid of its own.
-  echo "$INSTRUCTOR ALL=(root) NOPASSWD: $PREFIX/bin/autograde" > /etc/sudoers.d/torchcourse
+  # The instructor's root commands: the grader's sandbox needs root to drop learner code to a uid of its own, and
+  # a student's inbound entry can be made so that only root can remove it.
+  echo "$INSTRUCTOR ALL=(root) NOPASSWD: $PREFIX/bin/autograde, $PREFIX/bin/clear-inbound" > /etc/sudoers.d/torchcourse
   chmod 0440 /etc/sudoers.d/torchcourse
 fi
 mkdir -p "$PREFIX/state" && chmod 0700 "$PREFIX/state"

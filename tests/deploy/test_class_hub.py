@@ -413,7 +413,9 @@ def attacks(klass, round_):
                          f"echo '2099-01-01 00:00:00.000000 UTC' > '{fake}/timestamp.txt'", check=False)
     # A folder 1,100 levels deep in a submission of her own: collect names it and goes on for everyone.
     deep = f"{c}/inbound/{s1}+{CH}+{time.strftime('%Y-%m-%d %H:%M:%S', time.gmtime())}.000000 UTC+deepdeepdeep"
-    dig = f"import os\nos.mkdir({deep!r})\nos.chdir({deep!r})\nfor _ in range(1100):\n os.mkdir('d')\n os.chdir('d')"
+    # ... and undeletable by the instructor, who owns inbound (its first folder read-only).
+    dig = (f"import os\nos.mkdir({deep!r})\nos.chdir({deep!r})\nfor _ in range(1100):\n os.mkdir('d')\n os.chdir('d')"
+           f"\nos.chmod({deep + '/d'!r}, 0o555)")
     k.run_as(s1, f"{sys.executable} -c {shlex.quote(dig)}")
     kernel = _kernel_sniffing(k, s1, s2)
     # The instructor clicks formgrader's Autograde (learner code as the instructor) and Collect (nbgrader's own).
@@ -423,11 +425,15 @@ def attacks(klass, round_):
                                  ("collect", f"assignment/{CH}/collect"))}
     collect = k.run_as(k.inst, f"cd ~/torchcourse && python -m grader collect {CH}")
     _autograde(k)
+    by_hand = k.run_as(k.inst, f"rm -rf {shlex.quote(deep)}", check=False)
+    cleared = k.run_as(k.inst, f"sudo -n {k.prefix}/bin/clear-inbound {s1} {CH}", check=False)
+    left = {p.name: p.owner() for p in (k.exchange / COURSE_ID / "inbound").iterdir()}
     for what, r in done.items():
         last = (r.stderr.strip().splitlines() or [f"exit {r.returncode}"])[-1][-120:]
         k.outcomes[what] = f"refused: {last}" if r.returncode else "ALLOWED"
     return {"tries": done, "impostor": impostor, "dated": dated, "collect": collect, "grades": _gradebook(k),
-            "kernel": kernel, "buttons": buttons, "deep": Path(deep).name}
+            "kernel": kernel, "buttons": buttons, "deep": Path(deep).name, "by_hand": by_hand, "cleared": cleared,
+            "left": left}
 
 
 def _kernel_sniffing(k: Klass, owner: str, sniffer: str) -> dict:
@@ -545,3 +551,31 @@ def test_report_and_export_agree_after_manual_grading(klass, hand_graded):
         f"report {hand_graded['report']}, export {hand_graded['export']}"
     assert hand_graded["export"][s1] == hand_graded["manual"] > 0, hand_graded
     assert hand_graded["report"] == hand_graded["export"] == {s1: hand_graded["manual"], s2: _max_score()}
+
+
+def test_the_instructor_clears_a_students_undeletable_inbound_entries(klass, attacks):
+    s1, s2 = klass.students
+    klass.outcomes["an inbound entry the instructor cannot delete"] = \
+        f"rm: exit {attacks['by_hand'].returncode}; clear-inbound: {attacks['cleared'].stdout.strip().splitlines()[-1]}"
+    assert attacks["by_hand"].returncode != 0, "the entry was deletable: the attack proves nothing"
+    assert attacks["cleared"].returncode == 0, attacks["cleared"].stderr
+    assert attacks["deep"] not in attacks["left"], attacks["left"]
+    assert s1 not in attacks["left"].values(), attacks["left"]
+    assert [n for n, owner in attacks["left"].items() if owner == s2 and n.startswith(f"{s2}+{CH}+")], attacks["left"]
+
+
+def test_a_student_checks_her_notebook_with_the_grader_on_the_hub(klass, round_):
+    s2 = klass.students[1]
+    done = klass.run_as(s2, f"cd ~/{CH} && python -m grader check {round_['names'][0]}.ipynb", check=False)
+    klass.outcomes["python -m grader check on the hub"] = f"exit {done.returncode}"
+    assert done.returncode == 0 and "passed" in done.stdout, done.stdout + done.stderr
+
+
+def test_servers_keep_caches_at_home_and_lab_asks_no_news(klass, round_):
+    s1 = klass.students[0]
+    pid = subprocess.run(["pgrep", "-u", s1, "-f", "jupyterhub.singleuser"], capture_output=True,
+                         text=True).stdout.split()[0]
+    env = dict(x.split("=", 1) for x in Path(f"/proc/{pid}/environ").read_text().split("\0") if "=" in x)
+    assert env.get("TORCHINDUCTOR_CACHE_DIR") == f"{klass.home(s1)}/.cache/torchinductor", env
+    page = klass.sessions[s1].get(f"{klass.base}/user/{s1}/lab", timeout=60).text
+    assert "@jupyterlab/apputils-extension:announcements" in page
