@@ -1,17 +1,26 @@
 #!/usr/bin/env bash
-# Add students to the class (as root): add-student.sh NAME [NAME...]
+# Add students to the class (as root): add-student.sh NAME[="First Last"] [...]
 # Each gets a user with a 0700 home in the class group, which the hub lets log in; the password is asked for
 # (or read from the environment variable PASSWORD, for scripts). Existing users are only added to the group.
+# Each student goes into the instructor's gradebook with their name (formgrader shows it; without one, the user
+# name), when the class is set up (PREFIX, default /opt/torchcourse).
 set -euo pipefail
 [ "$(id -u)" -eq 0 ] || { echo "add-student.sh: run as root" >&2; exit 1; }
-[ $# -gt 0 ] || { echo "usage: add-student.sh NAME [NAME...]" >&2; exit 2; }
+[ $# -gt 0 ] || { echo "usage: add-student.sh NAME[=\"First Last\"] [...]" >&2; exit 2; }
 HOME_BASE=${HOME_BASE:-/home}
-for name in "$@"; do
+PREFIX=${PREFIX:-/opt/torchcourse}
+rows=()
+for arg in "$@"; do
+  name=${arg%%=*} full=""
+  [ "$name" = "$arg" ] || full=${arg#*=}
   # The exchange and the gradebook compare ids ignoring case: only lower-case names, as Debian's useradd wants.
   [[ $name =~ ^[a-z][a-z0-9_-]{0,31}$ ]] || { echo "add-student.sh: $name: use lower-case letters, digits, - or _" >&2; exit 1; }
+  [[ $full =~ ^[^,:\"[:cntrl:]]{0,100}$ ]] || { echo "add-student.sh: $name: a name without , : \" or control characters" >&2; exit 1; }
   if ! id "$name" >/dev/null 2>&1; then
     mkdir -p "$HOME_BASE"
-    useradd -m -b "$HOME_BASE" -s /bin/bash -K HOME_MODE=0700 "$name"
+    useradd -m -b "$HOME_BASE" -s /bin/bash -K HOME_MODE=0700 ${full:+-c "$full"} "$name"
+  elif [ -n "$full" ]; then
+    usermod -c "$full" "$name"
   fi
   usermod -a -G torchcourse "$name"
   chmod 0700 "$(getent passwd "$name" | cut -d: -f6)"
@@ -20,5 +29,21 @@ for name in "$@"; do
   elif [ -t 0 ]; then
     passwd "$name"
   fi
+  first=${full% *} last=${full##* }
+  [ "$first" != "$full" ] || first=""
+  rows+=("$name,$first,${last:-$name}")
   echo "student $name added"
 done
+if [ -f "$PREFIX/etc/class.env" ]; then
+  # shellcheck disable=SC1091
+  . "$PREFIX/etc/class.env"
+  list=$(mktemp /tmp/torchcourse-students-XXXXXX.csv)
+  trap 'rm -f "$list"' EXIT
+  { echo "id,first_name,last_name"; printf '%s\n' "${rows[@]}"; } > "$list"
+  chown "$INSTRUCTOR" "$list"
+  # A new gradebook runs alembic from PATH: the environment's, not root's.
+  runuser -u "$INSTRUCTOR" -- env -i LANG=C.UTF-8 HOME="$(getent passwd "$INSTRUCTOR" | cut -d: -f6)" \
+    PATH="$(dirname "$GRADER_PYTHON"):$PREFIX/bin:/usr/bin:/bin" \
+    sh -c 'cd "$1" && "$2" db student import "$3"' sh "$COURSE" "$PREFIX/bin/nbgrader" "$list" \
+    >/dev/null || echo "add-student.sh: the gradebook was not updated (run as $INSTRUCTOR: nbgrader db student import)" >&2
+fi
