@@ -10,13 +10,20 @@ PIDFILE=$PREFIX/state/jupyterhub.pid
 running() { [ -f "$PIDFILE" ] && kill -0 "$(cat "$PIDFILE")" 2>/dev/null; }
 
 stop() {
-  running || return 0
-  local pid; pid=$(cat "$PIDFILE")
-  kill -TERM "$pid"
-  # A new hub started while the old one still stops would orphan a proxy: wait for the old one to exit.
-  for _ in $(seq 120); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
-  kill -0 "$pid" 2>/dev/null && kill -KILL -- "-$pid" 2>/dev/null || true
-  rm -f "$PIDFILE"
+  if running; then
+    local pid; pid=$(cat "$PIDFILE")
+    kill -TERM "$pid"
+    # A new hub started while the old one still stops would orphan a proxy: wait for the old one to exit.
+    for _ in $(seq 120); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
+    kill -0 "$pid" 2>/dev/null && kill -KILL -- "-$pid" 2>/dev/null || true
+    rm -f "$PIDFILE"
+  fi
+  # Students' processes end with the class: one started in a session of its own (setsid, nohup) from a kernel or
+  # a terminal outlives the server that started it. The instructor's are left alone.
+  local u
+  for u in $(getent group "$GROUP" | cut -d: -f4 | tr ',' ' '); do
+    [ "$u" = "$INSTRUCTOR" ] || pkill -KILL -u "$u" 2>/dev/null || true
+  done
 }
 
 start() {

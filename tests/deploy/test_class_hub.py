@@ -182,6 +182,7 @@ def _klass():
     tag = secrets.token_hex(3)
     inst, s1, s2 = f"tci{tag}", f"tca{tag}", f"tcb{tag}"
     hub, api, proxy = _free_ports(3)
+    outlived: dict[str, list[str]] = {}
     k = Klass(tmp=tmp, prefix=tmp / "prefix", exchange=tmp / "exchange", inst=inst, students=(s1, s2),
               passwords={u: secrets.token_urlsafe(12) for u in (inst, s1, s2)}, base=f"http://127.0.0.1:{hub}")
     private = _private_ancestors(Path(sys.prefix), REPO)
@@ -217,6 +218,11 @@ def _klass():
             subprocess.run(["bash", str(REPO / "deploy" / "hub.sh"), "stop", str(k.prefix)], capture_output=True,
                            timeout=120)
             k.times["hub stop (servers and proxy too)"] = time.monotonic() - t
+            time.sleep(0.5)  # a process killed a moment ago may still be ending
+            outlived = {u: [line for line in subprocess.run(["ps", "-u", u, "-o", "stat=,pid=,args="],
+                                                            capture_output=True, text=True).stdout.splitlines()
+                            if not line.startswith("Z")]  # a zombie is dead, waiting for its parent to reap it
+                        for u in (s1, s2)}
         for user in (inst, s1, s2):
             _kill_processes_of(user)
             subprocess.run(["userdel", "-r", user], capture_output=True)
@@ -230,10 +236,14 @@ def _klass():
         subprocess.run(["rm", "-rf", str(tmp)])  # shutil.rmtree recurses: an attack's 1,100 folders exhaust it
         for folder, mode in private.items():
             folder.chmod(mode)
+        k.outcomes["a student's process started with setsid, after hub.sh stop"] = \
+            "ALIVE" if any(outlived.values()) else "killed"
         summary = {"times_s": {k_: round(v, 1) for k_, v in k.times.items()}, "attacks": k.outcomes}
         print("\nclass hub measurements: " + json.dumps(summary, indent=1))
         if os.environ.get("TORCHCOURSE_CLASS_LOG"):
             Path(os.environ["TORCHCOURSE_CLASS_LOG"]).write_text("\n".join(k.log))
+    # Checked after the clean-up, which kills them anyway: a student's processes end with hub.sh stop.
+    assert not any(outlived.values()), outlived
 
 
 @pytest.fixture(scope="module")
@@ -602,3 +612,10 @@ def test_students_have_names_in_the_gradebook(klass, round_):
     with Gradebook(f"sqlite:///{klass.course / 'gradebook.db'}", COURSE_ID) as gb:
         names = {s.id: (s.first_name, s.last_name) for s in gb.students}
     assert names[s1] == ("Ada", "Lovelace") and names[s2][1] == s2, names
+
+
+def test_a_student_starts_a_process_meant_to_outlive_the_hub(klass, round_):
+    """Checked when the module ends: hub.sh stop kills it (the fixture's teardown fails otherwise)."""
+    s1 = klass.students[0]
+    klass.run_as(s1, "setsid sleep 900 </dev/null >/dev/null 2>&1 &")
+    assert subprocess.run(["pgrep", "-u", s1, "-x", "sleep"], capture_output=True).returncode == 0
