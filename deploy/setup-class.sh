@@ -123,6 +123,15 @@ if [ ! -d "$COURSE" ]; then
   chown -R "$INSTRUCTOR:" "$COURSE"
   say "the course is in $COURSE"
 fi
+# This checkout holds solutions/ and hidden tests too: once copied, nobody else may read it. An environment layered
+# from inside it (BASE_VENV, as the tests do) must stay readable, so then it is only said.
+if [ "$(stat -c %a "$REPO")" != 700 ]; then
+  if [ -z "${BASE_VENV:-}" ]; then
+    chmod 0700 "$REPO" && say "$REPO is now readable by root only (it holds the solutions)"
+  else
+    say "WARNING: $REPO holds the solutions and is readable by other users: chmod 0700 $REPO once BASE_VENV is not in it"
+  fi
+fi
 INST_GROUP=$(id -gn "$INSTRUCTOR")
 install -d -o "$INSTRUCTOR" -g "$INST_GROUP" -m 0700 "$INST_HOME/.jupyter" "$INST_HOME/.jupyter/jupyter_server_config.d" \
   "$INST_HOME/.jupyter/labconfig"

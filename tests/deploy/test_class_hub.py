@@ -197,6 +197,7 @@ def _klass():
         done = subprocess.run(["bash", str(REPO / "deploy" / "setup-class.sh")], env=env, capture_output=True,
                               text=True, timeout=600)
         assert done.returncode == 0, f"setup-class.sh failed:\n{done.stdout}\n{done.stderr}"
+        k.log.append(f"$ setup-class.sh\n{done.stdout}{done.stderr}")
         k.times["setup (make class, environment reused)"] = time.monotonic() - t
         subprocess.run(["chpasswd"], input=f"{inst}:{k.passwords[inst]}\n", text=True, check=True)
         for s in (s1, s2):
@@ -619,3 +620,9 @@ def test_a_student_starts_a_process_meant_to_outlive_the_hub(klass, round_):
     s1 = klass.students[0]
     klass.run_as(s1, "setsid sleep 900 </dev/null >/dev/null 2>&1 &")
     assert subprocess.run(["pgrep", "-u", s1, "-x", "sleep"], capture_output=True).returncode == 0
+
+
+def test_setup_says_the_checkout_holding_solutions_is_readable(klass):
+    # Here the environment is layered from inside the checkout (BASE_VENV), which must stay readable: then the
+    # set-up says so. Without BASE_VENV it makes the checkout root's alone.
+    assert f"WARNING: {REPO} holds the solutions" in klass.log[0], klass.log[0][-2000:]
