@@ -333,9 +333,10 @@ def test_no_library_function_is_an_answer(kernels, path, slug):
             stubs = "".join(f"def {other}(*a, **k):\n    raise NotImplementedError()\n" for other in names)
             ok, err = kernel.run(stubs)
             assert ok, err
-            # a right answer's checks cell runs well inside 2 s (the hidden block's authoring rule, HIDDEN_BLOCK_S)
+            # a right answer's checks cell runs inside twice the hidden block's authoring limit (HIDDEN_BLOCK_S
+            # for the hidden block, as much again for the visible checks)
             for dotted, outcome, records in kernel.check_with_each(slug, name, "_tc_library", seed,
-                                                                   limit=HIDDEN_BLOCK_S):
+                                                                   limit=2 * HIDDEN_BLOCK_S):
                 got, bad = emitted(records, slug)
                 if outcome == "passed" and not bad and compare(refs[seed], got) is None:
                     scored.append(f"{name} = {dotted}")
