@@ -58,7 +58,8 @@ c.Authenticator.admin_users = set()
 
 # Each user's server: the course's environment, running as that user in their home, JupyterLab first.
 c.JupyterHub.spawner_class = "localprocess"
-c.Spawner.cmd = [str(PREFIX / "venv" / "bin" / "python"), "-m", "jupyterhub.singleuser"]
+# -s: no user site-packages in the server (a package there, or its .pth file, would run in it); kernels keep theirs.
+c.Spawner.cmd = [str(PREFIX / "venv" / "bin" / "python"), "-s", "-m", "jupyterhub.singleuser"]
 c.Spawner.default_url = "/lab"
 # Kernels over ipc: their sockets in a folder of the user's own (0700), not loopback TCP ports from which any user
 # of the machine can subscribe to another's code and output. Not in the home: a socket's path must stay under 108
@@ -80,8 +81,15 @@ def per_user(spawner):
     os.chmod(folder, 0o700, follow_symlinks=False)
     spawner.args = ["--KernelManager.transport=ipc", f"--KernelManager.ip={folder / 'kernel'}"]
     # torch's compile cache defaults to the shared temp folder, named after the user: in the home instead.
+    # Jupyter's configuration from a folder of root's, the instructor's (formgrader) or everyone else's: a server
+    # extension a student enables in ~/.jupyter would serve pages, unauthenticated, to whoever opens them.
+    role = "instructor" if spawner.user.name == settings["INSTRUCTOR"] else "users"
     spawner.environment = {**spawner.environment,
-                           "TORCHINDUCTOR_CACHE_DIR": f"{user.pw_dir}/.cache/torchinductor"}
+                           "TORCHINDUCTOR_CACHE_DIR": f"{user.pw_dir}/.cache/torchinductor",
+                           "JUPYTER_CONFIG_DIR": str(HERE / f"jupyter-{role}"),
+                           # JupyterLab's own settings and workspaces stay the user's (by default under the above)
+                           "JUPYTERLAB_SETTINGS_DIR": f"{user.pw_dir}/.jupyter/lab/user-settings",
+                           "JUPYTERLAB_WORKSPACES_DIR": f"{user.pw_dir}/.jupyter/lab/workspaces"}
 
 
 c.Spawner.pre_spawn_hook = per_user
@@ -94,7 +102,7 @@ c.Spawner.start_timeout = 120
 c.Spawner.http_timeout = 120
 
 # Formgrader runs in the instructor's own server (/user/<instructor>/formgrader): setup-class.sh enables it in
-# the instructor's ~/.jupyter and disables it for everyone else. For several graders, nbgrader's documented
+# PREFIX/etc/jupyter-instructor and disables it for everyone else. For several graders, nbgrader's documented
 # alternative is a hub service; as measured with JupyterHub 6.1 its `--group` flag is ignored and everyone gets
 # 403, while this works (NAME a service running jupyterhub-singleuser as the instructor, on its own port):
 #   c.JupyterHub.services = [{"name": NAME, "url": "http://127.0.0.1:PORT", "user": INSTRUCTOR,

@@ -133,9 +133,13 @@ if [ "$(stat -c %a "$REPO")" != 700 ]; then
   fi
 fi
 INST_GROUP=$(id -gn "$INSTRUCTOR")
-install -d -o "$INSTRUCTOR" -g "$INST_GROUP" -m 0700 "$INST_HOME/.jupyter" "$INST_HOME/.jupyter/jupyter_server_config.d" \
-  "$INST_HOME/.jupyter/labconfig"
-cat > "$INST_HOME/.jupyter/nbgrader_config.py" <<EOF
+# Jupyter's configuration folders, root's (the hub points each server at one, JUPYTER_CONFIG_DIR): a user's own
+# ~/.jupyter could load a server extension that serves other users' browsers. The instructor's has formgrader
+# and the course; a copy goes to ~/.jupyter for nbgrader's commands in a terminal.
+IJ=$PREFIX/etc/jupyter-instructor
+rm -rf "$IJ" "$PREFIX/etc/jupyter-users"
+mkdir -p "$IJ/jupyter_server_config.d" "$IJ/labconfig" "$PREFIX/etc/jupyter-users"
+cat > "$IJ/nbgrader_config.py" <<EOF
 # Written by deploy/setup-class.sh: formgrader and nbgrader's commands use the course folder wherever they start.
 c = get_config()  # noqa: F821
 load_subconfig("$COURSE/nbgrader_config.py")  # noqa: F821
@@ -165,12 +169,17 @@ _Autograde.start = _no_autograde
 c.ExchangeFactory.collect = CourseCollect
 EOF
 echo '{"ServerApp": {"jpserver_extensions": {"nbgrader.server_extensions.formgrader": true,
-  "nbgrader.server_extensions.course_list": true}}}' > "$INST_HOME/.jupyter/jupyter_server_config.d/torchcourse-instructor.json"
+  "nbgrader.server_extensions.course_list": true}}}' > "$IJ/jupyter_server_config.d/torchcourse-instructor.json"
 echo '{"disabledExtensions": {"@jupyter/nbgrader:formgrader": false, "@jupyter/nbgrader:course-list": false,
   "@jupyter/nbgrader:create-assignment": false, "@jupyterlab/apputils-extension:announcements": true}}' \
-  > "$INST_HOME/.jupyter/labconfig/page_config.json"
-chown "$INSTRUCTOR:$INST_GROUP" "$INST_HOME/.jupyter/nbgrader_config.py" \
-  "$INST_HOME/.jupyter/jupyter_server_config.d/torchcourse-instructor.json" "$INST_HOME/.jupyter/labconfig/page_config.json"
+  > "$IJ/labconfig/page_config.json"
+# "migrated": jupyter's one-time migration of old IPython config is done; it would write here otherwise.
+touch "$IJ/migrated" "$PREFIX/etc/jupyter-users/migrated"
+chmod -R a+rX "$IJ" "$PREFIX/etc/jupyter-users"
+# Written by the instructor: root never writes where the instructor could point it.
+runuser -u "$INSTRUCTOR" -- sh -c 'umask 077 && mkdir -p "$2/jupyter_server_config.d" "$2/labconfig" &&
+  for f in nbgrader_config.py jupyter_server_config.d/torchcourse-instructor.json labconfig/page_config.json; do
+    cp "$1/$f" "$2/$f"; done' sh "$IJ" "$INST_HOME/.jupyter"
 
 # Everyone else: the course and the exchange by default; no formgrader (it is the instructor's alone).
 mkdir -p "$VENV/etc/jupyter/jupyter_server_config.d" "$VENV/etc/jupyter/labconfig"

@@ -234,7 +234,6 @@ def _klass():
                 Path(f).unlink(missing_ok=True)
             else:
                 Path(f).write_bytes(data)
-        subprocess.run(["rm", "-rf", str(tmp)])  # shutil.rmtree recurses: an attack's 1,100 folders exhaust it
         for folder, mode in private.items():
             folder.chmod(mode)
         k.outcomes["a student's process started with setsid, after hub.sh stop"] = \
@@ -242,7 +241,10 @@ def _klass():
         summary = {"times_s": {k_: round(v, 1) for k_, v in k.times.items()}, "attacks": k.outcomes}
         print("\nclass hub measurements: " + json.dumps(summary, indent=1))
         if os.environ.get("TORCHCOURSE_CLASS_LOG"):
+            hub_log = k.prefix / "state" / "hub.log"
+            k.log.append("$ cat hub.log\n" + (hub_log.read_text() if hub_log.exists() else "(none)"))
             Path(os.environ["TORCHCOURSE_CLASS_LOG"]).write_text("\n".join(k.log))
+        subprocess.run(["rm", "-rf", str(tmp)])  # shutil.rmtree recurses: an attack's 1,100 folders exhaust it
     # Checked after the clean-up, which kills them anyway: a student's processes end with hub.sh stop.
     assert not any(outlived.values()), outlived
 
@@ -261,6 +263,10 @@ def round_(klass):
     release = subprocess.Popen(["runuser", "-l", k.inst, "-c", f"cd ~/torchcourse && nbgrader generate_assignment "
                                 f"{CH} --force --no-db && nbgrader release_assignment {CH}"],
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    # Student 1 configures her own server before it starts: an extra response header stands in for a server
+    # extension that would serve pages to other users' browsers.
+    k.run_as(s1, "mkdir -p ~/.jupyter && echo '{\"ServerApp\": {\"tornado_settings\": {\"headers\": "
+                 "{\"X-Student-Config\": \"loaded\"}}}}' > ~/.jupyter/jupyter_server_config.json")
     for user in (k.inst, s1, s2):
         k.login(user)
     started = {}
@@ -626,3 +632,16 @@ def test_setup_says_the_checkout_holding_solutions_is_readable(klass):
     # Here the environment is layered from inside the checkout (BASE_VENV), which must stay readable: then the
     # set-up says so. Without BASE_VENV it makes the checkout root's alone.
     assert f"WARNING: {REPO} holds the solutions" in klass.log[0], klass.log[0][-2000:]
+
+
+def test_a_students_own_jupyter_config_is_not_loaded(klass, round_):
+    s1 = klass.students[0]
+    r = klass.sessions[s1].get(f"{klass.base}/user/{s1}/api/status", timeout=60)
+    klass.outcomes["a student's own ~/.jupyter server config"] = \
+        "loaded" if "X-Student-Config" in r.headers else "ignored"
+    assert r.status_code == 200 and "X-Student-Config" not in r.headers, dict(r.headers)
+    # JupyterLab still saves her workspace (into her home, not the root-owned configuration folder)
+    r = klass.sessions[s1].put(f"{klass.base}/user/{s1}/lab/api/workspaces/default", headers=klass.user_xsrf(s1),
+                               json={"data": {}, "metadata": {"id": "default"}}, timeout=60)
+    assert r.status_code in (200, 204), f"{r.status_code} {r.text[:300]}"
+    assert list(klass.home(s1).glob(".jupyter/lab/workspaces/default*"))
