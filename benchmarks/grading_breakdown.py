@@ -351,14 +351,14 @@ def job_costs(chapter: str, runs: int = 40) -> list[tuple[int, dict[str, float]]
     the fixed cost). CPU is read from /proc in clock ticks, so it is a mean over `runs` jobs."""
     sys.path.insert(0, str(REPO))
     from grader.course import Course
-    from grader.sandbox import SandboxWorker, _descendants
+    from grader.sandbox import SandboxWorker, descendants
 
     preload = Course(REPO).library_modules(chapter)
     cpu = min(os.sched_getaffinity(0))
     out = []
     with SandboxWorker(preload=preload, cpu=cpu) as worker:
         # the worker itself, not bubblewrap around it: the process whose program is python
-        python = [p for p in _descendants(worker.proc.pid)
+        python = [p for p in descendants(worker.proc.pid)
                   if Path(Path(f"/proc/{p}/cmdline").read_bytes().split(b"\0")[0].decode()).name.startswith("python")]
         pid = python[0] if python else worker.proc.pid
         for n in (0, 1, 21):

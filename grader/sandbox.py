@@ -39,6 +39,7 @@ from pathlib import Path
 from grader import hostlimits
 from grader.course import LIBRARY_MODULE
 from grader.inside import policy
+from grader.inside.channel import descendants
 from grader.inside.policy import Limits
 from grader.limits import cap_outputs, parse_bounded, result_lines
 from grader.wire import CellResult, CellStatus, RawResult, RunStatus
@@ -182,22 +183,6 @@ def _cgroup_dir(controller: str) -> Path | None:
     return None
 
 
-# The same walk is in grader/inside/channel.py, which imports nothing from the grader package (it runs inside
-# the sandbox): a copy of nine lines is cheaper than a module both sides import for it.
-def _descendants(pid: int) -> list[int]:
-    found, todo = [], [pid]
-    while todo:
-        p = todo.pop()
-        found.append(p)
-        try:
-            for task in os.listdir(f"/proc/{p}/task"):
-                with open(f"/proc/{p}/task/{task}/children") as f:
-                    todo += [int(c) for c in f.read().split()]
-        except OSError:
-            pass
-    return found
-
-
 def _remove_stale_jobs() -> None:
     """Job folders left by a grader that was killed (the pid in their name is gone): remove them."""
     for d in Path(tempfile.gettempdir()).glob("torchcourse-jobs-*-*"):
@@ -237,14 +222,14 @@ class Cgroups:
             self.dirs.append(d)
             for key, value in values.items():
                 (d / key).write_text(value)
-            for p in _descendants(pid):  # the worker tree exists already: move all of it
+            for p in descendants(pid):  # the worker tree exists already: move all of it
                 try:
                     (d / "cgroup.procs").write_text(str(p))
                 except OSError:
                     pass
         self.v2 = None  # cgroup v2 (grader.hostlimits), where the v1 controllers are not there
         if not self.dirs and (parent := hostlimits.delegated_parent()) is not None:
-            self.v2 = hostlimits.create(parent, name, mem, pids, _descendants(pid))
+            self.v2 = hostlimits.create(parent, name, mem, pids, descendants(pid))
 
     def remove(self) -> None:
         if self.v2 is not None:
@@ -526,7 +511,7 @@ class SandboxWorker:
         if self.fac.cgroups and self.proc is not None:
             self.cgroups = Cgroups(f"torchcourse-{os.getpid()}-{self.jobs_root.name}", self.proc.pid, self.limits)
         if self.fac.root and self.proc is not None:  # set from outside: inside bubblewrap the worker may not
-            hostlimits.protect_from_oom(_descendants(self.proc.pid))
+            hostlimits.protect_from_oom(descendants(self.proc.pid))
 
     def log_tail(self, n: int = 4000) -> str:
         self.log.flush()

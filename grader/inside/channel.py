@@ -9,7 +9,9 @@ import os
 from .policy import CELL_CAP, STREAM_CAP
 
 
-def _descendants(pid: int) -> list[int]:
+def descendants(pid: int) -> list[int]:
+    """pid and every process below it, from /proc (the sandbox outside uses it too: this module imports only
+    the policy, so the grader can import it without what the worker preloads)."""
     found, todo = [], [pid]
     while todo:
         p = todo.pop()
@@ -37,7 +39,7 @@ def _channel_holders(pid: int, pipes: set[str], child_fds: dict[int, str]) -> li
     job's processes holding one, a second descriptor for one, or a descriptor replaced."""
     wrong = []
     own: dict[int, str] = {}  # the child's descriptors as read below: each is read once
-    for p in _descendants(pid):
+    for p in descendants(pid):
         try:
             folder = os.open(f"/proc/{p}/fd", os.O_RDONLY | os.O_DIRECTORY)
         except OSError:
