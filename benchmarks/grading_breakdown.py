@@ -393,12 +393,13 @@ def breakdown(chapter: str, students: int, repeat: int) -> tuple[list[tuple[str,
 
     sys.path.insert(0, str(REPO))
     from grader import gradebook
-    from grader.autograde import _cells, chapter_files
+    from grader.autograde import _cells
     from grader.course import Course
     from grader.executed import chapter_markdown, executed_notebook, write_executed
     from grader.judge import judge, reference_values
     from grader.sandbox import Limits, SandboxWorker, split_cells
     from grader.sanitise import SourceBook, sanitise, solution_notebook
+    from grader.submission import chapter_files
 
     lim = limit(chapter, repeat)
     ms: dict[str, list[float]] = {}

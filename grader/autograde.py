@@ -11,13 +11,11 @@ a flag), the student counts as not recorded (`autograde` exits 1) and a plain re
 from __future__ import annotations
 
 import gc
-import hashlib
 import itertools
 import json
 import math
 import os
 import secrets
-import stat
 import sys
 import time
 from dataclasses import dataclass, field
@@ -32,6 +30,15 @@ from grader.pools import DaskPool, Job, LocalPool
 from grader.record import RECORD, GradeRecord, load_record
 from grader.sandbox import Limits, RawResult, warn_missing
 from grader.sanitise import Sanitised, SanitiseError, SourceBook, sanitise, solution_notebook
+from grader.submission import (
+    TIMESTAMP,
+    chapter_files,
+    copy_timestamp,
+    extra_files,
+    read_timestamp,
+    submission_hash,
+    time_as_recorded,
+)
 
 # Run statuses that are the grader's trouble (worker killed, full disk, sandbox error), never the learner's:
 # the job is retried once, then recorded with the error, flagged, and regraded by a plain rerun.
@@ -46,17 +53,6 @@ class Pending:
     grader_errors: dict[str, str] = field(default_factory=dict)
     sanitising_done: bool = False
     submission: str = ""  # submission_hash before its notebooks were read: what was graded, not what is there later
-
-
-def submission_hash(folder: Path) -> str:
-    h = hashlib.sha256()
-    for p in sorted(folder.iterdir()):
-        if p.suffix == ".ipynb" and not p.is_symlink() and p.is_file():
-            h.update(p.name.encode() + b"\0")
-            with open(p, "rb") as f:
-                for chunk in iter(lambda: f.read(1 << 20), b""):
-                    h.update(chunk)
-    return h.hexdigest()
 
 
 def read_record(course: Course, student: str, chapter: str) -> dict | None:
@@ -82,44 +78,6 @@ class Outcome(dict):
         # `autograde --timings` and benchmarks/grading_speed.py: a notebook's overhead beyond its own cells is
         # measured in the same run as the cells, whatever the host's speed at the time.
         self.timings: dict[str, float] = {}
-
-
-TIMESTAMP_MAX = 200  # bytes: nbgrader writes one short line
-
-
-def read_timestamp(folder: Path) -> tuple[datetime | None, str | None]:
-    """The submission time from `timestamp.txt`, as nbgrader reads it (UTC); or None and, when the file is
-    there but cannot be used, the reason, so that the time is flagged rather than silently dropped."""
-    from nbgrader.utils import parse_utc
-
-    path = folder / "timestamp.txt"
-    try:
-        st = os.lstat(path)
-    except FileNotFoundError:
-        return None, None  # no time given (a folder put together by hand): nothing was lost
-    except OSError as exc:
-        return None, f"timestamp.txt could not be read ({exc.strerror}); the submission time is unknown"
-    if stat.S_ISLNK(st.st_mode):
-        return None, "timestamp.txt is a symbolic link, not read; the submission time is unknown"
-    if not stat.S_ISREG(st.st_mode):
-        return None, "timestamp.txt is not a regular file; the submission time is unknown"
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
-        with os.fdopen(fd, "rb") as f:
-            data = f.read(TIMESTAMP_MAX + 1)
-    except OSError as exc:
-        return None, f"timestamp.txt could not be read ({exc.strerror}); the submission time is unknown"
-    if len(data) > TIMESTAMP_MAX:
-        return None, f"timestamp.txt is over {TIMESTAMP_MAX} bytes, not a time; the submission time is unknown"
-    try:
-        text = data.decode("utf-8").strip()
-    except UnicodeDecodeError:
-        return None, "timestamp.txt is not text; the submission time is unknown"
-    try:
-        return parse_utc(text), None
-    except Exception as exc:  # dateutil raises several types for text that is not a time
-        why = f"{type(exc).__name__}"
-        return None, f"timestamp.txt holds {text[:60]!r}, not a time ({why}); the submission time is unknown"
 
 
 def _atomic_write(path: Path, text: str) -> None:
@@ -160,7 +118,7 @@ def due(course: Course, chapter: str, force: bool = False, students: list[str] |
         rec = read_record(course, s, chapter)
         folder = course.submitted / s / chapter
         if (force or rec is None or rec.get("grader_errors") or rec.get("submission") != submission_hash(folder)
-                or rec.get("submitted_at") != _submitted_at(folder)):
+                or rec.get("submitted_at") != time_as_recorded(folder)):
             # a record a grader-side failure spoilt is regraded by a plain rerun; so are the same notebooks
             # submitted again at another time: the gradebook's time (lateness) changes
             todo.append(s)
@@ -170,12 +128,6 @@ def due(course: Course, chapter: str, force: bool = False, students: list[str] |
         if held is not None and s not in held:
             todo.append(s)  # recorded, but the gradebook lost it (replaced, reset, the submission removed)
     return todo
-
-
-def _submitted_at(folder: Path) -> str | None:
-    """The submission time as a record holds it."""
-    at = read_timestamp(folder)[0]
-    return at.isoformat(sep=" ") if at else None
 
 
 def _in_gradebook(course: Course, chapter: str) -> set[str] | None:
@@ -341,18 +293,6 @@ def autograde(course: Course, chapter: str, workers: int | None = None, schedule
     return outcome
 
 
-def chapter_files(course: Course, chapter: str, limit: int = 64 * 2**20) -> dict[str, bytes]:
-    """The chapter's data files (anything but notebooks in solutions/<chapter>/, released to learners as is)."""
-    files, total = {}, 0
-    for p in sorted((course.solutions / chapter).iterdir()):
-        if p.is_file() and not p.is_symlink() and p.suffix != ".ipynb" and not p.name.startswith("."):
-            total += p.stat().st_size
-            if total > limit:
-                raise ValueError(f"the data files of {chapter} exceed {limit // 2**20} MiB")
-            files[p.name] = p.read_bytes()
-    return files
-
-
 def _cells(sub: Sanitised) -> list[str]:
     return [sub.nb.cells[i].source for i in sub.code_cells]
 
@@ -394,11 +334,7 @@ def _finish(course: Course, chapter: str, student: str, notebooks: list[str], p:
                          + (f", signal {raw.signal}" if raw.signal else "")
                          + (f", exit code {raw.code}" if raw.code else ""))
         write_executed(out / f"{nb}.ipynb", executed_notebook(sub, raw, own_markdown))
-    expected = {f"{nb}.ipynb" for nb in notebooks}
-    try:
-        extras = sorted(e.name for e in folder.iterdir() if e.name not in expected and e.name != "timestamp.txt")
-    except OSError:
-        extras = []
+    extras = extra_files(folder, notebooks)
     if extras:
         flags.append("extra files in the submission (never run): " + ", ".join(extras[:10]))
     for e in exercises:
@@ -408,9 +344,9 @@ def _finish(course: Course, chapter: str, student: str, notebooks: list[str], p:
         flags.append(bad_time)
     gradebook.write_grades(course, chapter, student, submitted_at, exercises, unanswered)
     if submitted_at is not None:  # a garbled file is not passed on to nbgrader's own commands
-        gradebook.copy_timestamp(folder, out)
+        copy_timestamp(folder, out)
     else:
-        (out / "timestamp.txt").unlink(missing_ok=True)
+        (out / TIMESTAMP).unlink(missing_ok=True)
     record = {
         "student": student, "chapter": chapter, "seed": seed, "submission": p.submission,
         "submitted_at": submitted_at.isoformat(sep=" ") if submitted_at else None,

@@ -8,12 +8,10 @@ rows, so nothing is lost or duplicated.
 from __future__ import annotations
 
 import os
-import shutil
 import tempfile
 import warnings
 from collections.abc import Collection
 from datetime import datetime
-from pathlib import Path
 
 from grader.course import Course
 from grader.judge import Exercise
@@ -243,8 +241,3 @@ def _add_submission(gb, chapter: str, student: str, timestamp: datetime | None, 
     for model, rows in ((SubmittedNotebook, notebooks), (Grade, grades), (Comment, comments)):
         if rows:
             gb.db.execute(insert(model), rows)
-
-
-def copy_timestamp(src: Path, dest: Path) -> None:
-    if (src / "timestamp.txt").is_file() and not (src / "timestamp.txt").is_symlink():
-        shutil.copyfile(src / "timestamp.txt", dest / "timestamp.txt")
