@@ -80,7 +80,8 @@ def _collect(args, course: Course) -> int:
 
 
 def _autograde(args, course: Course) -> int:
-    from grader.autograde import autograde, due
+    from grader.autograde import autograde
+    from grader.due import due
     from grader.sandbox import Limits
 
     limits = Limits(cell_timeout=args.cell_timeout, budget=args.budget, mem_mb=args.mem_mb)

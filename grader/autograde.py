@@ -24,10 +24,11 @@ from pathlib import Path
 
 from grader import gradebook
 from grader.course import Course
+from grader.due import due
 from grader.executed import chapter_markdown, executed_notebook, write_executed
 from grader.judge import Exercise, judge, reference_values
 from grader.pools import DaskPool, Job, LocalPool
-from grader.record import RECORD, GradeRecord, load_record
+from grader.record import RECORD, GradeRecord
 from grader.sandbox import Limits, RawResult, warn_missing
 from grader.sanitise import Sanitised, SanitiseError, SourceBook, sanitise, solution_notebook
 from grader.submission import (
@@ -37,7 +38,6 @@ from grader.submission import (
     extra_files,
     read_timestamp,
     submission_hash,
-    time_as_recorded,
 )
 
 # Run statuses that are the grader's trouble (worker killed, full disk, sandbox error), never the learner's:
@@ -53,12 +53,6 @@ class Pending:
     grader_errors: dict[str, str] = field(default_factory=dict)
     sanitising_done: bool = False
     submission: str = ""  # submission_hash before its notebooks were read: what was graded, not what is there later
-
-
-def read_record(course: Course, student: str, chapter: str) -> dict | None:
-    """The student's record as a dict (`grader.record.GradeRecord` is its schema), or None."""
-    rec = load_record(course, student, chapter)
-    return rec.to_dict() if rec is not None else None
 
 
 class Outcome(dict):
@@ -105,45 +99,6 @@ class Progress:
             self.shown = pct // 10
             print(f"autograde: {self.done}/{self.total} students ({pct}%), {time.monotonic() - self.start:.1f} s",
                   file=sys.stderr, flush=True)
-
-
-def due(course: Course, chapter: str, force: bool = False, students: list[str] | None = None) -> list[str]:
-    """The students `autograde` grades: those with no usable record, a record a grader-side failure spoilt
-    (regraded by a plain rerun), a submission changed since their record, or none in the gradebook."""
-    everyone = course.students(chapter)
-    if students:
-        everyone = [s for s in everyone if s in set(students)]
-    todo, held = [], ...
-    for s in everyone:
-        rec = read_record(course, s, chapter)
-        folder = course.submitted / s / chapter
-        if (force or rec is None or rec.get("grader_errors") or rec.get("submission") != submission_hash(folder)
-                or rec.get("submitted_at") != time_as_recorded(folder)):
-            # a record a grader-side failure spoilt is regraded by a plain rerun; so are the same notebooks
-            # submitted again at another time: the gradebook's time (lateness) changes
-            todo.append(s)
-            continue
-        if held is ...:
-            held = _in_gradebook(course, chapter)
-        if held is not None and s not in held:
-            todo.append(s)  # recorded, but the gradebook lost it (replaced, reset, the submission removed)
-    return todo
-
-
-def _in_gradebook(course: Course, chapter: str) -> set[str] | None:
-    """The students whose submission of `chapter` the gradebook holds (a record without one would leave
-    `nbgrader export` and formgrader without the score); None when the gradebook cannot be read now, which
-    grading then reports."""
-    if not course.db_path.exists():
-        return set()
-    from nbgrader.api import Assignment, Gradebook, SubmittedAssignment
-
-    try:
-        with Gradebook(course.db_url, "torchcourse") as gb:
-            return {sid for (sid,) in gb.db.query(SubmittedAssignment.student_id).join(Assignment)
-                    .filter(Assignment.name == chapter)}
-    except Exception:
-        return None
 
 
 def autograde(course: Course, chapter: str, workers: int | None = None, scheduler: str | None = None,

@@ -13,7 +13,7 @@ import warnings
 from collections.abc import Collection
 from datetime import datetime
 
-from grader.course import Course
+from grader.course import COURSE_ID, Course
 from grader.judge import Exercise
 
 
@@ -74,6 +74,22 @@ def _saved_stamps(course: Course) -> dict:
 def _changed_since_saved(course: Course, chapter: str) -> bool:
     # not saved: recorded by someone else, perhaps from older solutions; record it again
     return _saved_stamps(course).get(chapter) != _source_stamp(course, chapter)
+
+
+def students_with_submission(course: Course, chapter: str) -> set[str] | None:
+    """The students whose submission of `chapter` the gradebook holds (a record without one would leave
+    `nbgrader export` and formgrader without the score); None when the gradebook cannot be read now, which
+    grading then reports."""
+    if not course.db_path.exists():
+        return set()
+    from nbgrader.api import Assignment, Gradebook, SubmittedAssignment
+
+    try:
+        with Gradebook(course.db_url, COURSE_ID) as gb:
+            return {sid for (sid,) in gb.db.query(SubmittedAssignment.student_id).join(Assignment)
+                    .filter(Assignment.name == chapter)}
+    except Exception:
+        return None
 
 
 _OPEN: dict[str, object] = {}  # db url -> nbgrader Gradebook, open for a whole batch (see close())

@@ -13,6 +13,7 @@ from grader import autograde as autograde_mod
 from grader import gradebook
 from grader.autograde import Outcome, autograde
 from grader.course import Course
+from grader.record import load_record
 from grader.sandbox import RawResult
 from grader.submission import submission_hash
 from tests.helpers.tiny import CHAPTER, answered_nb, line, solution_nb, tiny_gradebook, write
@@ -335,8 +336,8 @@ def test_a_regrade_that_fails_leaves_no_record_of_the_old_submission(course, mon
     monkeypatch.setattr(autograde_mod, "_atomic_write", full_disk)
     out = autograde(course, CHAPTER, progress=False, seed=1)
     assert out.not_recorded == {"bob": "OSError: [Errno 28] No space left on device"}
-    assert autograde_mod.read_record(course, "bob", CHAPTER) is None
-    assert autograde_mod.read_record(course, "ann", CHAPTER)["score"] == 5.0
+    assert load_record(course, "bob", CHAPTER) is None
+    assert load_record(course, "ann", CHAPTER).score == 5.0
     monkeypatch.setattr(autograde_mod, "_atomic_write", real)
     assert sorted(autograde(course, CHAPTER, progress=False)) == ["bob"]
 
