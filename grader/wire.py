@@ -14,7 +14,7 @@ from typing import Any, NamedTuple
 
 
 class RunStatus(StrEnum):
-    """How one job's run ended, in the worker's account (the first two are the grader's trouble)."""
+    """How one job's run ended, in the worker's account (`grader_side`: the grader's trouble, never the learner's)."""
 
     WORKER_ERROR = "worker_error"   # the grader could not run the job (full disk, a sandbox error, ...)
     WORKER_DIED = "worker_died"     # the warm worker itself stopped
@@ -22,6 +22,12 @@ class RunStatus(StrEnum):
     TIMEOUT = "timeout"             # a cell ran past its wall limit and ignored the interrupt
     BUDGET = "budget"               # the notebook ran past its total wall budget
     OUTPUT_LIMIT = "output_limit"   # a cell wrote more than a cell may on the results channel
+
+    @property
+    def grader_side(self) -> bool:
+        """The grader's trouble (worker killed, full disk, sandbox error), never the learner's: the job is retried
+        once, then recorded with the error, flagged, and regraded by a plain rerun."""
+        return self in (RunStatus.WORKER_ERROR, RunStatus.WORKER_DIED)
 
     @classmethod
     def parse(cls, value: object) -> RunStatus:
@@ -42,9 +48,9 @@ class CellStatus(StrEnum):
 
 
 class JobKey(NamedTuple):
-    """Whose notebook a job runs: a student and a notebook name ("" as student: the solution)."""
+    """Whose notebook a job runs: a student (None: the solution) and a notebook name."""
 
-    student: str
+    student: str | None
     notebook: str
 
 

@@ -10,6 +10,8 @@ import shutil
 import pytest
 
 from grader import autograde as autograde_mod
+from grader import batch as batch_mod
+from grader import finish as finish_mod
 from grader import gradebook
 from grader.autograde import Outcome, autograde
 from grader.course import Course
@@ -126,7 +128,7 @@ def test_a_students_longest_notebooks_run_first(tmp_path, gradebook_template, mo
     monkeypatch.setattr(autograde_mod, "warn_missing", lambda: [])
     monkeypatch.setattr(gradebook, "ensure_assignment", lambda course, chapter: None)
     out = autograde(Course(root), CHAPTER, progress=False, seed=1)
-    assert [job.key for job in pools[0].jobs] == [("", "a"), ("", "b"), ("", "c"),
+    assert [job.key for job in pools[0].jobs] == [(None, "a"), (None, "b"), (None, "c"),
                                                   ("ann", "b"), ("ann", "c"), ("ann", "a")]
     assert out.not_recorded == {} and out["ann"]["score"] == 15.0
     rec = json.loads((root / "autograded" / "ann" / CHAPTER / ".torchcourse-grade.json").read_text())
@@ -174,7 +176,7 @@ def test_a_chapter_that_cannot_be_graded_is_an_error_exit(course, monkeypatch, c
     def broken(*args, **kwargs):
         raise RuntimeError("the solution fails its own test cell 'ex'")
 
-    monkeypatch.setattr(autograde_mod, "reference_values", broken)
+    monkeypatch.setattr(batch_mod, "reference_values", broken)
     assert cli(["--root", str(course.root), "autograde"]) == 1
     assert f"autograde: {CHAPTER} not graded: the solution fails its own test cell 'ex'" in capsys.readouterr().err
 
@@ -326,19 +328,19 @@ def test_a_regrade_that_fails_leaves_no_record_of_the_old_submission(course, mon
     could not be written) kept the old record: feedback and report showed the old score beside the new gradebook."""
     autograde(course, CHAPTER, progress=False, seed=1)
     write(answered_nb(x="    return 0"), course.submitted / "bob" / CHAPTER / "nb.ipynb")
-    real = autograde_mod._atomic_write
+    real = finish_mod._atomic_write
 
     def full_disk(path, text):
         if "/bob/" in str(path):
             raise OSError(28, "No space left on device")
         real(path, text)
 
-    monkeypatch.setattr(autograde_mod, "_atomic_write", full_disk)
+    monkeypatch.setattr(finish_mod, "_atomic_write", full_disk)
     out = autograde(course, CHAPTER, progress=False, seed=1)
     assert out.not_recorded == {"bob": "OSError: [Errno 28] No space left on device"}
     assert load_record(course, "bob", CHAPTER) is None
     assert load_record(course, "ann", CHAPTER).score == 5.0
-    monkeypatch.setattr(autograde_mod, "_atomic_write", real)
+    monkeypatch.setattr(finish_mod, "_atomic_write", real)
     assert sorted(autograde(course, CHAPTER, progress=False)) == ["bob"]
 
 
