@@ -77,22 +77,23 @@ def test_learner_check(tmp_path):
 
 
 def test_release_refuses_leaks(tmp_path):
+    from grader.course import Course
     from grader.release import LeakError, release
 
     root = fixture_course(tmp_path)
     install_config(root)
-    assert release(["01-tensors"], root=root) == ["01-tensors"]
+    assert release(Course(root), ["01-tensors"]) == ["01-tensors"]
     released = (root / "chapters" / "01-tensors" / "a-basics.ipynb").read_text()
     assert "HIDDEN" not in released and "step *= n" not in released
     (root / "book").mkdir()
     (root / "book" / "hints.md").write_text("# Hints\n\n    got = call(contiguous_strides, shape)\n")
     with pytest.raises(LeakError, match="book/hints.md"):
-        release(["01-tensors"], root=root)
+        release(Course(root), ["01-tensors"])
     (root / "book" / "hints.md").unlink()
     (root / "_toc.yml").write_text("format: jb-book\nroot: book/index\nchapters:\n"
                                    "- file: solutions/01-tensors/a-basics\n")
     with pytest.raises(LeakError, match="_toc.yml"):
-        release(["01-tensors"], root=root)
+        release(Course(root), ["01-tensors"])
 
 
 def test_course_under_a_private_folder(tmp_path):
