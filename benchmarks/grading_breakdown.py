@@ -444,7 +444,7 @@ def breakdown(chapter: str, students: int, repeat: int) -> tuple[list[tuple[str,
                     write_executed(out / f"{nb}.ipynb", executed_notebook(sub, raw, own_markdown))
                     add("autograded notebook", time.perf_counter() - t)
                     jobs.append({"name": nb, "cells": split_cells(_cells(sub), watch), "seed": seed})
-                    subs.setdefault(nb, []).append(sum(c.get("seconds", 0) for c in raw.cells.values()))
+                    subs.setdefault(nb, []).append(sum(c.seconds for c in raw.cells.values()))
                 t = time.perf_counter()
                 gradebook.write_grades(course, chapter, s, None, exercises)
                 for _ in nbs:

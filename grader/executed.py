@@ -109,7 +109,7 @@ def executed_notebook(sub: Sanitised, raw: RawResult, own_markdown: frozenset[st
         cell = nb.cells[index]
         line = raw.cells.get(pos)
         outs = []
-        for o in (_clean_output(x) for x in cap_outputs(list((line or {}).get("outputs", [])))):
+        for o in (_clean_output(x) for x in cap_outputs(list(line.outputs if line is not None else []))):
             size = len(json.dumps(o)) if o is not None else 0
             if o is not None and size <= room:
                 room -= size
@@ -120,7 +120,7 @@ def executed_notebook(sub: Sanitised, raw: RawResult, own_markdown: frozenset[st
                                                         f"{NOTEBOOK_OUTPUT_BYTES // 2**20} MiB]\n"))
                 room = 0
                 break
-        count = (line or {}).get("execution_count")
+        count = line.execution_count if line is not None else None
         cell.execution_count = count if type(count) is int and count > 0 else None
         if line is None and states[pos] != "not_run":
             outs.append(nbformat.v4.new_output("error", ename=f"Grader{states[pos].title()}",

@@ -18,7 +18,7 @@ from grader.course import Course
 from grader.record import load_record
 from grader.sandbox import RawResult
 from grader.submission import submission_hash
-from tests.helpers.tiny import CHAPTER, answered_nb, line, solution_nb, tiny_gradebook, write
+from tests.helpers.tiny import CHAPTER, answered_nb, cell, solution_nb, tiny_gradebook, write
 
 real_ensure_assignment = gradebook.ensure_assignment  # the course fixture replaces it
 
@@ -47,7 +47,7 @@ class FakePool:
     def run(self, jobs):
         for job in jobs:
             self.jobs.append(job)
-            yield job, RawResult("exited", {i: line(i, emits=_emits(src), seconds=0.25)
+            yield job, RawResult("exited", {i: cell(i, emits=_emits(src), seconds=0.25)
                                             for i, src in enumerate(job.cells)},
                                  0.1, 0, None, "",
                                  list(self.preload_errors))

@@ -11,7 +11,7 @@ from grader import executed as executed_mod
 from grader.executed import JSON_DEPTH, _clean_output, chapter_markdown, executed_notebook
 from grader.sanitise import Sanitised
 from grader.wire import RawResult
-from tests.helpers.tiny import line, solution_nb
+from tests.helpers.tiny import cell, solution_nb
 
 
 def test_the_executed_notebook_keeps_only_valid_outputs(tmp_path):
@@ -25,7 +25,7 @@ def test_the_executed_notebook_keeps_only_valid_outputs(tmp_path):
               {"output_type": "execute_result", "data": {"text/plain": "1"}, "execution_count": "9"},
               "junk",
               {"output_type": "stream", "name": "stdout", "text": "hello\n"}]
-    run = RawResult("exited", {0: line(0), 1: line(1, forged)}, 1.0, None, 11, "")
+    run = RawResult("exited", {0: cell(0), 1: cell(1, forged)}, 1.0, None, 11, "")
     out = executed_notebook(sub, run)
     cells = [out.cells[i] for i in code]
     assert cells[1].outputs == [
@@ -91,7 +91,7 @@ def test_an_autograded_notebook_keeps_outputs_up_to_its_bound_in_order_and_says_
         return {"output_type": "stream", "name": "stdout", "text": f"{k}" * 600}
 
     size = len(json.dumps(nbformat.from_dict(out(0))))
-    run = RawResult("exited", {0: line(0, [out(0), out(1), out(2)]), 1: line(1, [out(3)])}, 1.0, 0)
+    run = RawResult("exited", {0: cell(0, [out(0), out(1), out(2)]), 1: cell(1, [out(3)])}, 1.0, 0)
     texts = lambda nbk, pos: [o["text"][:1] for o in nbk.cells[code[pos]].outputs]  # noqa: E731
     # Exactly room for all four: every one is kept.
     monkeypatch.setattr(executed_mod, "NOTEBOOK_OUTPUT_BYTES", 4 * size)
@@ -117,7 +117,7 @@ def test_a_notebook_invalid_outside_its_outputs_keeps_no_outputs():
     md = next(i for i, c in enumerate(nb.cells) if c.cell_type == "markdown")
     nb.cells[md]["execution_count"] = 3  # no key a markdown cell may have
     sub = Sanitised(nb, code, {"ex": 2, "ey": 3}, {"ex": 2.0, "ey": 3.0}, [])
-    run = RawResult("exited", {0: line(0, [{"output_type": "stream", "name": "stdout", "text": "hi\n"}])}, 1.0, 0)
+    run = RawResult("exited", {0: cell(0, [{"output_type": "stream", "name": "stdout", "text": "hi\n"}])}, 1.0, 0)
     out = executed_notebook(sub, run)
     assert all(out.cells[i].outputs == [] for i in code)
     good = executed_notebook(Sanitised(solution_nb(), code, {"ex": 2, "ey": 3}, {"ex": 2.0, "ey": 3.0}, []), run)

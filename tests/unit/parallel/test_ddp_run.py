@@ -100,7 +100,7 @@ def test_the_run_works_inside_the_graders_sandbox():
     with sandbox.SandboxWorker() as worker:
         result = worker.run(cells, seed=1)
     assert result.status == "exited", result.to_dict()
-    text = "".join(out.get("text", "") for out in result.cells[1]["outputs"])
+    text = "".join(out.get("text", "") for out in result.cells[1].outputs)
     assert "RUN-OK" in text, text[-3000:]
     # Averaged half-batch gradients and one full-batch gradient round differently, by a few ulps at most
     # (0 or 1.1e-16 depending on the CPU's kernels), as in test_two_process_ddp_matches_single_process_training.
