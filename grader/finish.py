@@ -16,8 +16,8 @@ from grader import gradebook
 from grader.batch import Pending
 from grader.course import Course
 from grader.executed import executed_notebook, write_executed
-from grader.judge import Exercise, judge
-from grader.record import RECORD, GradeRecord
+from grader.judge import judge
+from grader.record import RECORD, Exercise, ExerciseStatus, GradeRecord, RunInfo
 from grader.submission import TIMESTAMP, copy_timestamp, extra_files, read_timestamp
 
 
@@ -41,7 +41,8 @@ def finish(course: Course, chapter: str, student: str, notebooks: list[str], p: 
             grader_errors[nb] = p.grader_errors[nb]
         if nb in p.errors:
             for gid, pts in info[nb].points.items():
-                exercises.append(Exercise(gid, nb, pts, 0.0, "error", p.errors[nb], ["notebook not graded"]))
+                exercises.append(Exercise(gid, nb, pts, 0.0, ExerciseStatus.ERROR, p.errors[nb],
+                                          ["notebook not graded"]))
             flags.append(f"{nb}.ipynb: {p.errors[nb]}")
             continue
         sub, raw = p.sanitised[nb], p.raw[nb]
@@ -73,17 +74,15 @@ def finish(course: Course, chapter: str, student: str, notebooks: list[str], p: 
         copy_timestamp(folder, out)
     else:
         (out / TIMESTAMP).unlink(missing_ok=True)
-    record = {
-        "student": student, "chapter": chapter, "seed": seed, "submission": p.submission,
-        "submitted_at": submitted_at.isoformat(sep=" ") if submitted_at else None,
-        "score": sum(e.score for e in exercises), "max_score": sum(e.max_points for e in exercises),
-        "exercises": [e.to_dict() for e in exercises], "flags": sorted(set(flags)),
-        "runs": {nb: {"status": r.status, "seconds": r.seconds, "code": r.code, "signal": r.signal}
-                 for nb, r in p.raw.items()},
-        "graded_at": datetime.now().isoformat(timespec="seconds"),
-        "grader_errors": grader_errors,
-    }
-    record = GradeRecord.from_dict(record).to_dict()  # the schema feedback and report read back
+    record = GradeRecord(
+        student=student, chapter=chapter, seed=seed, submission=p.submission,
+        submitted_at=submitted_at.isoformat(sep=" ") if submitted_at else None,
+        score=sum(e.score for e in exercises), max_score=sum(e.max_points for e in exercises),
+        exercises=exercises, flags=sorted(set(flags)),
+        runs={nb: RunInfo(r.status, r.seconds, r.code, r.signal) for nb, r in p.raw.items()},
+        graded_at=datetime.now().isoformat(timespec="seconds"),
+        grader_errors=grader_errors,
+    ).bounded().to_dict()  # as feedback and report will read it back
     _atomic_write(out / RECORD, json.dumps(record, indent=1))
     return record
 

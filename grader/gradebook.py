@@ -14,7 +14,7 @@ from collections.abc import Collection
 from datetime import datetime
 
 from grader.course import COURSE_ID, Course
-from grader.judge import Exercise
+from grader.record import Exercise
 
 
 def _source_stamp(course: Course, chapter: str) -> dict[str, float]:

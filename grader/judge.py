@@ -13,27 +13,12 @@ come only from the reference side. Scores are clamped to [0, max].
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from grader.record import Exercise, ExerciseStatus
 from grader.sanitise import Sanitised
 from grader.wire import CellResult, CellStatus, RawResult
 from torchcourse.contract import ATOL, RTOL, plain_difference
-
-
-@dataclass
-class Exercise:
-    grade_id: str
-    notebook: str
-    max_points: float
-    score: float = 0.0
-    status: str = "not_run"        # passed, failed, unverified, not_run, timeout, budget, crashed, tampered, error
-    reason: str = ""               # for the learner and the report: the first failing check or what went wrong
-    detail: str = ""               # for the instructor only: the full difference or error (may quote hidden data)
-    flags: list[str] = field(default_factory=list)
-
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 def emitted(records: Any, slug: str) -> tuple[list[tuple[str, Any, dict]], list[str]]:
@@ -176,20 +161,20 @@ def judge(notebook: str, sub: Sanitised, raw: RawResult, refs: dict[str, list]) 
         ex = Exercise(gid, notebook, max_points)
         pos = sub.grade_cells.get(gid)
         if pos is None:
-            ex.status, ex.reason = "error", "the test cell is missing and could not be restored"
+            ex.status, ex.reason = ExerciseStatus.ERROR, "the test cell is missing and could not be restored"
             result.append(ex)
             continue
         state = states[pos]
         line = raw.cells.get(pos)
         tampered = _tampering(raw, pos)
         if tampered:  # scores 0 whatever the checks said; the instructor sees why
-            ex.status = "tampered"
+            ex.status = ExerciseStatus.TAMPERED
             ex.reason = "the notebook interfered with the grader's checks, so this exercise is not scored"
             ex.flags.append("tampered: " + "; ".join(tampered[:5]))
             result.append(ex)
             continue
         if state != "ok":
-            ex.status = "failed" if state == "error" else state
+            ex.status = ExerciseStatus.FAILED if state == CellStatus.ERROR else ExerciseStatus(state)
             ex.detail = first_error(line)
             ex.reason = learner_reason(line, pos <= hidden_from) or {
                 "timeout": "a cell ran past its time limit before this check",
@@ -207,21 +192,21 @@ def judge(notebook: str, sub: Sanitised, raw: RawResult, refs: dict[str, list]) 
         ref = refs.get(gid, [])
         diff = compare(ref, got)
         if bad:
-            ex.status, ex.reason = "failed", "; ".join(bad[:3])
+            ex.status, ex.reason = ExerciseStatus.FAILED, "; ".join(bad[:3])
             ex.flags.append("malformed emitted values")
         elif diff:
             # The learner reads which value differs, not the solution's value (hidden test data).
-            ex.status, ex.detail = "failed", diff
+            ex.status, ex.detail = ExerciseStatus.FAILED, diff
             ex.reason = "a graded check's value differs from the solution's (" + diff.split(":")[0][:80] + ")"
             # The sandbox said every check passed, yet the values are wrong: someone fooled the checks.
             ex.flags.append("checks passed in the sandbox but the values are wrong")
         elif not ref:
             # Nothing to compare outside: a status claimed inside the learner's process is no proof.
-            ex.status = "unverified"
+            ex.status = ExerciseStatus.UNVERIFIED
             ex.reason = "the grader has no values to compare for this exercise; your instructor will review it"
             ex.flags.append("this exercise emits no values: unverified, scored 0 until reviewed")
         else:
-            ex.status, ex.score = "passed", max_points
+            ex.status, ex.score = ExerciseStatus.PASSED, max_points
         ex.score = min(max(ex.score, 0.0), max_points)
         result.append(ex)
     if result and raw.notes:  # what the sandbox saw of the whole run (its temp space full, ...), said once
