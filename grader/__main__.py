@@ -108,9 +108,9 @@ def _autograde(args, course: Course) -> int:
             continue
         flagged = sum(1 for r in records.values() if r["flags"])
         print(f"{chapter}: graded {len(records)} submissions ({flagged} flagged; `python -m grader report` lists why)")
-        if args.timings and getattr(records, "timings", None):
+        if args.timings and records.timings:
             print(f"{chapter}: timings " + " ".join(f"{k}={v:.3f}s" for k, v in records.timings.items()))
-        missing = getattr(records, "not_recorded", {})
+        missing = records.not_recorded
         if missing:
             worst = 1
             print(f"{chapter}: {len(missing)} submission(s) NOT recorded (run autograde again to retry them):",

@@ -32,7 +32,7 @@ from grader.wire import JobKey
 
 
 class Outcome(dict):
-    """What `autograde` did: student -> record for every student graded now (a dict, as before), plus
+    """What `autograde` did: student -> record (`GradeRecord.to_dict()`) for every student graded now, plus
     `not_recorded` (student -> why no record was written) and `warnings` (for the instructor: modules of
     the course library the sandbox could not import, ...)."""
 
