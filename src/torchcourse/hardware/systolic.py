@@ -225,7 +225,7 @@ def _example(m: int, k: int) -> tuple[torch.Tensor, torch.Tensor]:
 
 def _whole_product_cycles(rows: int, cols: int, m: int, k: int, n: int) -> str:
     """The three dataflows' cycles for the whole product, and which is fewest (the learner's choice)."""
-    from torchcourse.hardware import dataflows   # imported here: dataflows builds on this module
+    from torchcourse.hardware import dataflows  # imported here: dataflows builds on this module
 
     counts = dataflows.compare_dataflows(m, k, n, rows, cols)
     best = min(counts, key=lambda f: counts[f]["cycles"])
@@ -244,7 +244,7 @@ def _record(rows: int, cols: int, m: int, k: int, n: int, dataflow: str) -> tupl
         if dataflow == "is":
             run = _run_tile(w.T.contiguous(), x.T.contiguous(), rows, cols, _pe_step, True)
             return run.stream_cycles, run.frames
-        from torchcourse.hardware import dataflows   # imported here: dataflows builds on this module
+        from torchcourse.hardware import dataflows  # imported here: dataflows builds on this module
 
         _, steps, frames = dataflows.os_tile(x, w, rows, cols, record=True)
         return steps, [(a, acc) for a, _, acc in frames]
