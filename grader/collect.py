@@ -30,8 +30,10 @@ from pathlib import Path
 
 from grader.course import COURSE_ID, Course, safe_id
 from grader.lms import Person, owner, read_receipts
+from grader.nbgrader_compat import parse_utc
+from grader.notebook_file import MAX_BYTES
 
-MAX_FILE = 256 * 2**20
+MAX_FILE = MAX_BYTES  # a submitted file, as large as the largest notebook read
 MAX_TOTAL = 4 * 2**30
 # nbgrader's own format for timestamp.txt (Exchange.timestamp_format).
 TIME_FORMAT = "%Y-%m-%d %H:%M:%S.%f %Z"
@@ -258,7 +260,7 @@ def _check_entry(path: Path, user: str, stamp: str, now: datetime) -> tuple[date
                         return None, f"has folders more than {MAX_DEPTH} levels deep; refused"
                     pending.append((Path(item.path), depth + 1))
     try:
-        when = parse_time(stamp)
+        when = parse_utc(stamp)
     except Exception as exc:  # dateutil raises several types for text that is not a time
         return None, f"its time {stamp[:60]!r} is not a time ({type(exc).__name__}); refused"
     if when > now + FUTURE_SLACK:
@@ -270,26 +272,10 @@ def _check_entry(path: Path, user: str, stamp: str, now: datetime) -> tuple[date
     return when, None
 
 
-def parse_time(text: str) -> datetime:
-    """A time as nbgrader writes it ("2026-12-01 03:04:05.123456 UTC"), read as nbgrader's parse_utc reads it, in
-    UTC (importing nbgrader.utils for this one function takes seconds)."""
-    import dateutil.parser
-    import dateutil.tz
-
-    parts = text.split(" ")
-    if len(parts) == 3:
-        zone = parts[2]
-        tz = int(zone) if zone.lstrip("+-").isdigit() else dateutil.tz.gettz(zone)
-        when = dateutil.parser.parse(" ".join([*parts[:2], "TZ"]), tzinfos={"TZ": tz})
-    else:
-        when = dateutil.parser.parse(text)
-    return when.astimezone(UTC) if when.tzinfo else when.replace(tzinfo=UTC)
-
-
 def _read_time(path: Path) -> datetime | None:
     try:
         with open(path, "rb", opener=lambda p, f: os.open(p, f | os.O_NOFOLLOW)) as fh:
-            return parse_time(fh.read(200).decode().strip())
+            return parse_utc(fh.read(200).decode().strip())
     except Exception:  # absent, a link, not a time: treated as no earlier collect
         return None
 

@@ -191,16 +191,6 @@ def test_the_command_line_lists_refused_exchange_submissions(course, exchange, c
     assert "collect: refused bob+01-tensors+2099-01-01" in err and "in the future" in err
 
 
-@pytest.mark.parametrize("text", ["2026-12-01 03:04:05.123456 UTC", "2026-12-01 03:04:05.123456 Europe/Paris",
-                                  "2099-01-01 00:00:00", "2026-12-01T03:04:05+02:00"])
-def test_times_are_read_as_nbgrader_reads_them(text):
-    from nbgrader.utils import parse_utc
-
-    from grader.collect import parse_time
-
-    assert parse_time(text) == parse_utc(text).replace(tzinfo=UTC)
-
-
 def test_a_learners_own_file_name_never_names_another_person(course, tmp_path):
     """The part after an LMS's prefix is the learner's file name: one that looks like another format's prefix,
     naming someone else, is still the uploader's. (Blackboard's user was read from the last such prefix: zed's
