@@ -30,7 +30,7 @@ def ensure_assignment(course: Course, chapter: str) -> None:
 
     wanted = set(course.notebooks(chapter))
     try:
-        with Gradebook(course.db_url, "torchcourse") as gb:
+        with Gradebook(course.db_url, COURSE_ID) as gb:
             have = {nb.name for nb in gb.find_assignment(chapter).notebooks}
             if have == wanted and not _changed_since_saved(course, chapter):
                 return
@@ -102,7 +102,7 @@ def _gradebook(course: Course):
 
     gb = _OPEN.get(course.db_url)
     if gb is None:
-        gb = _OPEN[course.db_url] = Gradebook(course.db_url, "torchcourse")
+        gb = _OPEN[course.db_url] = Gradebook(course.db_url, COURSE_ID)
     return gb
 
 
