@@ -32,11 +32,10 @@ from grader.course import COURSE_ID, Course, safe_id
 from grader.lms import Person, owner, read_receipts
 from grader.nbgrader_compat import parse_utc
 from grader.notebook_file import MAX_BYTES
+from grader.submission import TIMESTAMP, read_timestamp, write_timestamp
 
 MAX_FILE = MAX_BYTES  # a submitted file, as large as the largest notebook read
 MAX_TOTAL = 4 * 2**30
-# nbgrader's own format for timestamp.txt (Exchange.timestamp_format).
-TIME_FORMAT = "%Y-%m-%d %H:%M:%S.%f %Z"
 # A submission is stamped on this machine's clock, so a time ahead of it is made up; the slack covers a clock
 # step between two processes.
 FUTURE_SLACK = timedelta(seconds=60)
@@ -201,7 +200,7 @@ def from_folder(course: Course, chapter: str, source: Path) -> Collected:
             written[out / f"{nb}.ipynb"] = str(rel)
             shutil.copyfile(path, out / f"{nb}.ipynb", follow_symlinks=False)
             when = datetime.fromtimestamp(path.stat().st_mtime, tz=UTC)
-            (out / "timestamp.txt").write_text(when.strftime(TIME_FORMAT))
+            write_timestamp(out, when)
     return done
 
 
@@ -272,14 +271,6 @@ def _check_entry(path: Path, user: str, stamp: str, now: datetime) -> tuple[date
     return when, None
 
 
-def _read_time(path: Path) -> datetime | None:
-    try:
-        with open(path, "rb", opener=lambda p, f: os.open(p, f | os.O_NOFOLLOW)) as fh:
-            return parse_utc(fh.read(200).decode().strip())
-    except Exception:  # absent, a link, not a time: treated as no earlier collect
-        return None
-
-
 def _copy_regular(src: Path, dest: Path) -> str | None:
     """Copy one regular file without following links; why not, or None."""
     try:
@@ -348,7 +339,8 @@ def from_exchange(course: Course, chapter: str, now: datetime | None = None) -> 
             done.refused.append((entry.path.name, why))
             continue
         out = course.submitted / sid / chapter
-        held = _read_time(out / "timestamp.txt")
+        held = read_timestamp(out)[0]  # absent, a link, not a time: as if never collected
+        held = held.replace(tzinfo=UTC) if held else None
         if held is not None and held >= entry.when:
             done.ids[user] = sid  # already collected: nothing newer
             continue
@@ -356,7 +348,7 @@ def from_exchange(course: Course, chapter: str, now: datetime | None = None) -> 
         staged = Path(tempfile.mkdtemp(prefix=f".{chapter}-", dir=out.parent))
         try:
             for src in sorted(entry.path.iterdir()):
-                if src.name in ("timestamp.txt", "submission_secret.txt"):
+                if src.name in (TIMESTAMP, "submission_secret.txt"):
                     continue
                 if src.suffix != ".ipynb" or src.stem not in notebooks:
                     done.refused.append((f"{entry.path.name}/{src.name}", f"not one of {', '.join(notebooks)}"))
@@ -364,7 +356,7 @@ def from_exchange(course: Course, chapter: str, now: datetime | None = None) -> 
                 why = _copy_regular(src, staged / src.name)
                 if why:
                     done.refused.append((f"{entry.path.name}/{src.name}", why))
-            (staged / "timestamp.txt").write_text(entry.when.strftime(TIME_FORMAT))
+            write_timestamp(staged, entry.when)
             secret = staged.parent / ".torchcourse" / f"{chapter}.secret"
             if _copy_regular(entry.path / "submission_secret.txt", secret) is not None:
                 secret.unlink(missing_ok=True)  # feedback then goes back only through the course's own pages

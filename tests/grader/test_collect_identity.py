@@ -10,9 +10,10 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from grader.collect import TIME_FORMAT, from_exchange, from_folder
+from grader.collect import from_exchange, from_folder
 from grader.course import COURSE_ID, Course
 from grader.lms import person_of
+from grader.submission import TIME_FORMAT
 
 CH = "01-tensors"
 NB = '{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}'
