@@ -21,8 +21,9 @@ What is relied on, and where:
 * `grader/__init__.py` tells jsonschema that `rfc3987_syntax` is absent (its import builds a parser at every
   command's start); no schema the grader checks uses the formats it serves.
 * Not moved here (they live beside the code they serve, and are listed so that this is the whole list):
-  `grader/gradebook.py`'s `_add_submission` writes nbgrader's tables with raw inserts (held by
-  `tests/grader/test_gradebook_rows.py`, rows compared with nbgrader's own).
+  `grader/gradebook.py`'s `_add_submission` writes nbgrader's tables with raw inserts, the rows its
+  `add_student` and `add_submission` would make (held by `tests/grader/test_gradebook_rows.py`, rows compared
+  with nbgrader's own; the tables' definitions are fingerprinted below).
 """
 
 from __future__ import annotations
@@ -49,6 +50,13 @@ FINGERPRINTS = {
     "nbformat.reader.reads": "84282d7fa2e7a44e",
     "nbformat.reader.parse_json": "f9d93cf6774b2ee9",
     "nbformat.reader.get_version": "a8f11828d2f62b3c",
+    # the tables grader/gradebook.py's _add_submission writes with raw inserts
+    "nbgrader.api.Student": "9d2c571c1a8e22e9",
+    "nbgrader.api.SubmittedAssignment": "636916693ec89915",
+    "nbgrader.api.SubmittedNotebook": "1997589e2e939787",
+    "nbgrader.api.Grade": "f85ab7c6de3833a5",
+    "nbgrader.api.Comment": "6b2f5f0d1ffc2a2e",
+    "nbgrader.api.new_uuid": "126bccddc7d5bf3c",
 }
 
 
