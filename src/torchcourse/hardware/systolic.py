@@ -224,13 +224,13 @@ def _example(m: int, k: int) -> tuple[torch.Tensor, torch.Tensor]:
 
 
 def _whole_product_cycles(rows: int, cols: int, m: int, k: int, n: int) -> str:
-    """The three dataflows' cycles for the whole product, and which is fewest (the learner's choice)."""
+    """The three dataflows' utilisation for the whole product, and which takes the fewest cycles."""
     from torchcourse.hardware import dataflows  # imported here: dataflows builds on this module
 
-    counts = dataflows.compare_dataflows(m, k, n, rows, cols)
-    best = min(counts, key=lambda f: counts[f]["cycles"])
-    listed = ", ".join(f"{f.upper()} {c['cycles']}" for f, c in counts.items())
-    return f"Whole product, any size: {listed} cycles; fewest: {dataflows.DATAFLOWS[best]}."
+    shares = dataflows.compare_dataflows(m, k, n, rows, cols)
+    best = max(shares, key=lambda f: shares[f]["utilisation"])
+    listed = ", ".join(f"{f.upper()} {c['utilisation']:.0%}" for f, c in shares.items())
+    return f"Whole product, any size, PEs busy: {listed}; fewest cycles: {dataflows.DATAFLOWS[best]}."
 
 
 def _record(rows: int, cols: int, m: int, k: int, n: int, dataflow: str) -> tuple[int, list]:
