@@ -1,6 +1,7 @@
 """The chapter's real distributed run: ``torchrun --nproc-per-node 2 -m torchcourse.parallel.ddp_train``.
 
-Used by ``chapters/03-parallel/03-ddp-for-real.ipynb`` (sections 2-5), launched through
+Used by ``chapters/03-parallel/03-ddp-for-real.ipynb`` (sections 2-3) and ``04-ddp-in-practice.ipynb``
+(sections 3-4), launched through
 ``torchcourse.parallel.launch``. Every process runs this file; ``torchrun`` tells each one who it is
 through environment variables (``RANK``, ``LOCAL_RANK``, ``WORLD_SIZE``, ``MASTER_ADDR``,
 ``MASTER_PORT``). ``--backend gloo`` runs it on the CPU; ``--backend nccl`` on one GPU per process

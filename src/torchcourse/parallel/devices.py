@@ -1,7 +1,8 @@
 """Which backend and device a DDP process uses: ``gloo`` on the CPU, or ``nccl`` on its own GPU.
 
 Used by the chapter's launched scripts (``torchcourse.parallel.ddp_train`` and
-``torchcourse.parallel.ddp_practice``) and shown in ``chapters/03-parallel/03-ddp-for-real.ipynb``.
+``torchcourse.parallel.ddp_practice``) and shown in ``chapters/03-parallel/03-ddp-for-real.ipynb``
+(section 2, "The same script on GPUs").
 ``choose`` is a pure function of the request, the process's ``LOCAL_RANK`` and ``LOCAL_WORLD_SIZE`` and the
 number of visible GPUs, so every choice it makes can be tested on a machine without one. What changes on
 GPUs: ``nccl`` carries only CUDA tensors, so each process binds its own GPU (``torch.cuda.set_device``),
