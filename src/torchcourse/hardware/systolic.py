@@ -365,8 +365,12 @@ def static_dataflow_strip(size: int = 4, cycle: int = 4) -> Figure:
     animator in ``04-dataflows-and-memory``."""
     fig = Figure(figsize=(10.5, 3.8))
     axes = fig.subplots(1, 3)
+    moves = {"ws": "a \u2192, \u03a3 \u2193, weights stay", "os": "a \u2192, w \u2193, \u03a3 stays",
+             "is": "w \u2192, \u03a3 \u2193, inputs stay"}
     for ax, flow in zip(axes, ["ws", "os", "is"]):
         draw_frame(systolic_frame(size, size, size, size, size, cycle, flow), ax=ax)
+        ax.texts[-1].remove()                       # one caption for the strip, below; the moves in the title
+        ax.set_title(f"{flow.upper()}: {moves[flow]}", fontsize=9)
     fig.suptitle(f"Stream cycle {cycle + 1} of a {size}x{size} tile, M = K = N = {size}: weight-, output- and "
                  "input-stationary; colour: the sum each PE passes down or holds; grey: idle",
                  fontsize=9, y=0.02, va="bottom")
