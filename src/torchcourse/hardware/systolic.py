@@ -338,11 +338,15 @@ class SystolicAnimator(Explorer):
         super().__init__(controls, systolic_frame, draw_frame, title="Systolic array animator")
 
     def frame_space(self) -> list[dict]:
-        # Every cycle of the default tile (4x4 array, M=5, K=4, N=4) in weight-stationary, other shapes at
-        # cycle 3, and the other two dataflows on a tile each can hold (4x4 array, M=K=N=4) every other cycle.
+        # Only tiles the array holds (a shape it cannot hold is a sentence, not a lesson): every cycle of the
+        # default tile (4x4 array, M=5, K=4, N=4) in weight-stationary; at cycle 3, larger arrays, other M and
+        # K on 4x4, and K and N up to 8 on 8x8; the three dataflows on a tile each can hold (4x4, M=K=N=4),
+        # the other two every third cycle. Each set shares a frame with the next, so one control moves at a time.
         return [{"cycle": range(12)},
-                {"rows": [2, 4, 8], "cols": [2, 4, 8], "cycle": [3]},
-                {"m": [1, 5, 16], "k": [2, 4, 8], "n": [4, 8], "cycle": [3]},
+                {"rows": [4, 8], "cols": [4, 8], "cycle": [3]},
+                {"m": [1, 5, 16], "k": [2, 4], "cycle": [3]},
+                {"rows": [8], "cols": [8], "k": [2, 4, 8], "n": [4, 8], "cycle": [3]},
+                {"dataflow": ["ws", "os", "is"], "m": [4], "cycle": [3]},
                 {"dataflow": ["os", "is"], "m": [4], "cycle": [0, 3, 6, 9]}]
 
 
