@@ -47,14 +47,6 @@ def results_file(tmp_path_factory):
     return path
 
 
-def test_the_results_cap_the_sandbox_reads_is_the_one_in_limits():
-    """grader/limits.py holds the bounds on what is read back; the sandbox still spells its own copy
-    (RESULTS_CAP), so changing one without the other must fail here rather than change nothing."""
-    from grader import sandbox
-
-    assert sandbox.RESULTS_CAP == limits.RESULTS_BYTES
-
-
 def test_result_lines_are_bounded_in_bytes_and_count_before_parsing(results_file):
     start = time.monotonic()
     cells = parse_results(results_file, 5)
