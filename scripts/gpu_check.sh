@@ -2,8 +2,9 @@
 # Chapter 3's GPU paths, on a machine with at least one NVIDIA GPU (a few minutes):
 #   1. ddp_train with --backend nccl (one process per GPU, at most 2) and FSDP2 on the GPU mesh;
 #   2. ddp_practice with --backend nccl: checkpoint, map_location, a killed rank restarted by torchrun;
-#   3. notebooks 3.1-3.3 (solutions) executed top to bottom: their CUDA cells print what they measured,
-#      and notebook 3.2's later cells must still see the CPU model they started with.
+#   3. notebooks 3.1-3.4 (solutions) executed top to bottom: their CUDA cells print what they measured,
+#      notebook 3.2's later cells must still see the CPU model they started with, and 3.4's gloo runs
+#      (FSDP included) must stay on the CPU of a machine that has GPUs.
 # Usage: scripts/gpu_check.sh [output folder]   (default: $OUT, else ./gpu_check_out)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -21,6 +22,8 @@ assert n >= 1, "no CUDA GPU visible"
 ok = True
 r = launch("torchcourse.parallel.ddp_train", nproc=n, args=["--backend", "nccl", "--fsdp"], timeout=240)
 ok &= r.ok and all("nccl backend on cuda:" in t for t in r.lines if "backend on" in t)
+ok &= sum("fully_shard: this rank stores" in t for t in r.lines) == n  # FSDP2 on the GPU mesh
+ok &= any("one process on the full batch: max difference" in t and float(t.rsplit(" ", 1)[1]) < 1e-12 for t in r.lines)
 with tempfile.TemporaryDirectory() as ck:
     r2 = launch("torchcourse.parallel.ddp_practice", nproc=n, max_restarts=1, timeout=240,
                 args=["--checkpoint-dir", ck, "--backend", "nccl"] + (["--crash-at-epoch", "1"] if n > 1 else []))
@@ -34,7 +37,7 @@ import sys, time
 import nbformat
 from nbclient import NotebookClient
 ok = True
-for name in ["01-devices-and-cuda", "02-splitting-the-work", "03-ddp-for-real"]:
+for name in ["01-devices-and-cuda", "02-splitting-the-work", "03-ddp-for-real", "04-ddp-in-practice"]:
     nb = nbformat.read(f"solutions/03-parallel/{name}.ipynb", as_version=4)
     t0 = time.time()
     NotebookClient(nb, timeout=300, kernel_name="python3", allow_errors=True).execute()
@@ -43,7 +46,7 @@ for name in ["01-devices-and-cuda", "02-splitting-the-work", "03-ddp-for-real"]:
               and "raises-exception" not in c.metadata.get("tags", [])]
     print(f"===== {name}: {time.time() - t0:.0f} s, {len(errors)} errors")
     for i, c in enumerate(nb.cells):
-        if c.cell_type == "code" and ("cuda" in c.source or "cudnn" in c.source or "DataParallel" in c.source):
+        if c.cell_type == "code" and any(w in c.source for w in ("cuda", "cudnn", "DataParallel", "launch(")):
             text = "".join(o.get("text", "") for o in c.outputs if o.output_type == "stream")
             print(f"--- cell {i}\n{text.strip()[:2500]}")
     for e in errors:
