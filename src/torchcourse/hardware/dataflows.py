@@ -166,6 +166,34 @@ def sram_reads(dataflow: str, m: int, k: int, n: int, rows: int, cols: int) -> d
     return {"X": x_words, "W": w_words * math.ceil(m / cols)}
 
 
+def dram_traffic(dataflow: str, m: int, k: int, n: int, rows: int, cols: int,
+                 words_per_transfer: int = 1) -> dict[str, int]:
+    """Words of X and W read from DRAM and of Y written to it, when the on-chip buffers hold every operand.
+
+    Each operand then crosses from DRAM once, in whole tiles: a dimension the array splits into tiles is
+    padded to a multiple of the array's side (the idle PEs' slots are fetched too), and reads are rounded up
+    to whole transfers of ``words_per_transfer``. Outputs leave once in OS; in WS and IS each tile of K
+    writes its partial sums (the accumulators of TPU v1 add them on chip instead). These are SCALE-Sim's
+    counts for the same dataflows.
+    """
+    _check_dataflow(dataflow)
+    _check_array(rows, cols)
+
+    def padded(size: int, side: int) -> int:
+        return math.ceil(size / side) * side
+
+    def transfers(words: int) -> int:
+        return math.ceil(words / words_per_transfer) * words_per_transfer
+
+    if dataflow == "ws":
+        x, w, y = m * padded(k, rows), k * padded(n, cols), m * n * math.ceil(k / rows)
+    elif dataflow == "os":
+        x, w, y = padded(m, rows) * k, k * padded(n, cols), m * n
+    else:
+        x, w, y = k * padded(m, cols), padded(k, rows) * n, m * n * math.ceil(k / rows)
+    return {"X": transfers(x), "W": transfers(w), "Y": y}
+
+
 # --------------------------------------------------------------------------- convolution as a matmul
 
 def im2col(image: torch.Tensor, kh: int, kw: int) -> torch.Tensor:

@@ -90,3 +90,13 @@ def test_later_generations_derive_their_ridge():
     v5e = next(g for g in tpu_memory.GENERATIONS if g.name == "v5e")
     assert v5e.ridge == pytest.approx(197e12 / 819e9)
     assert all(g.mxu in (128, 256) and g.source for g in tpu_memory.GENERATIONS)
+
+
+def test_dram_traffic_pads_split_dimensions_to_whole_tiles():
+    # 10 x 3 x 5 on 4 x 4: OS splits M (10 -> 12) and N (5 -> 8); WS splits K (3 -> 4) and N
+    assert dataflows.dram_traffic("os", 10, 3, 5, 4, 4) == {"X": 12 * 3, "W": 3 * 8, "Y": 50}
+    assert dataflows.dram_traffic("ws", 10, 3, 5, 4, 4) == {"X": 10 * 4, "W": 3 * 8, "Y": 50}
+    assert dataflows.dram_traffic("is", 10, 9, 5, 4, 4)["Y"] == 50 * 3          # partial sums per tile of K
+    assert dataflows.dram_traffic("os", 10, 3, 5, 4, 4, words_per_transfer=10)["X"] == 40
+    with pytest.raises(ValueError, match="dataflow must be one of"):
+        dataflows.dram_traffic("rs", 1, 1, 1, 1, 1)

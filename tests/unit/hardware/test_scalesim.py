@@ -30,7 +30,7 @@ import pytest
 import torch
 
 from torchcourse.hardware import dataflows, systolic
-from torchcourse.hardware.scalesim_reference import DATAFLOW_RUNS, RUNS, SCALESIM_VERSION
+from torchcourse.hardware.scalesim_reference import DATAFLOW_DRAM, DATAFLOW_RUNS, RUNS, SCALESIM_VERSION
 
 REQUIREMENTS = [f"scalesim=={SCALESIM_VERSION}", "numpy<2.3"]
 
@@ -106,7 +106,8 @@ RUNNER = textwrap.dedent('''
         layer = sim.runner.single_layer_sim_object_list[0]
         overall, compute, stalls = layer.get_compute_report_items()[:3]
         detail = layer.get_detail_report_items()       # SRAM reads of X ("ifmap") at 2, of W ("filter") at 5
-        results.append([int(compute), int(overall), int(stalls), int(detail[2]), int(detail[5])])
+        dram = [int(detail[i]) for i in (11, 14, 17)]  # DRAM reads of X and W, writes of Y ("ofmap")
+        results.append([int(compute), int(overall), int(stalls), int(detail[2]), int(detail[5])] + dram)
     print("SCALESIM " + json.dumps(results))
 ''')
 
@@ -154,12 +155,13 @@ def scalesim_counts(scalesim_python, tmp_path_factory) -> dict:
 
 def test_stored_reference_is_what_scalesim_reports(scalesim_counts):
     for shape, (compute, overall) in RUNS.items():
-        got_compute, got_overall, stalls, _, _ = scalesim_counts[(*shape, "ws")]
+        got_compute, got_overall, stalls = scalesim_counts[(*shape, "ws")][:3]
         assert (got_compute, got_overall) == (compute, overall), shape
         assert stalls == 0, shape
     for shape, stored in DATAFLOW_RUNS.items():
-        got_compute, _, stalls, x_reads, w_reads = scalesim_counts[shape]
+        got_compute, _, stalls, x_reads, w_reads, *dram = scalesim_counts[shape]
         assert (got_compute, x_reads, w_reads) == stored, shape
+        assert tuple(dram) == DATAFLOW_DRAM[shape], shape
         assert stalls == 0, shape
 
 
@@ -187,3 +189,7 @@ def test_each_dataflow_equals_matmul_and_scalesims_counts(shape):
     compute, x_reads, w_reads = DATAFLOW_RUNS[shape]
     assert cycles == compute + 1 == dataflows._dataflow_cycles(flow, m, k, n, rows, cols)
     assert dataflows.sram_reads(flow, m, k, n, rows, cols) == {"X": x_reads, "W": w_reads}
+    x_dram, w_dram, y_dram = DATAFLOW_DRAM[shape]
+    # the configuration's DRAM interface moves 10 words per transfer (Bandwidth : 10)
+    assert dataflows.dram_traffic(flow, m, k, n, rows, cols, words_per_transfer=10) == {"X": x_dram, "W": w_dram,
+                                                                                         "Y": y_dram}
