@@ -81,7 +81,7 @@ def run_child(shell: GradeShell, spec: dict, cmd: int, res: int, snap: dict, lin
     _seed_everything(int(setup["seed"]))
     shell.user_ns["__name__"] = "__main__"
     grading = sys.modules.get("torchcourse.grading")
-    hook, check, state = make_guard(shell, snap, res, grading, {})
+    hook, check, state = make_guard(shell, snap, res, grading)
     state["nonce"] = setup["nonce"]
     sys.addaudithook(hook)  # from here on, every audited event passes the guard; it cannot be removed
     signal.signal(signal.SIGINT, signal.default_int_handler)
