@@ -23,7 +23,7 @@ import torch
 from torchcourse.contract import ATOL, EMIT_MIME, RTOL, plain_difference, strides_match, type_name
 from torchcourse.link import Remote
 
-__all__ = ["DEFAULT_SEED", "EMIT_MIME", "CheckFailed", "attempt", "call", "check", "emit", "expect_close",
+__all__ = ["DEFAULT_SEED", "EMIT_MIME", "CheckFailed", "attempt", "beside", "call", "check", "emit", "expect_close",
            "expect_equal", "expect_no_error", "expect_raises", "expect_tensor", "expect_true", "expect_unchanged",
            "fresh", "get_seed", "global_rng_moved", "rng", "set_seed", "shares_storage", "to_plain", "torch_generator"]
 
@@ -212,6 +212,18 @@ def _invoke(fn: Callable, args: tuple, kwargs: dict) -> Any:
         return fn(*args, **kwargs)
     finally:
         _rng_moved[0] = not torch.equal(before, torch.default_generator.get_state())
+
+
+def beside(answer: Any, make: Callable, *args: Any, **kwargs: Any) -> Any:
+    """What ``make(*args, **kwargs)`` returns, made where ``answer`` (a learner's function or class) runs.
+
+    For a check that gives learner code an object it changes (a model, an optimizer) or that is more than
+    its values (a tensor with its autograd graph): in a notebook this is ``make(...)`` itself; under the
+    grader it is made in the learner's process, and the checks get a handle whose every use is a request
+    to that process (reading ``model.weight`` after a step reads the learner's model)."""
+    if isinstance(answer, Remote):
+        return answer._link.call(make, args, kwargs, keep=True)
+    return make(*args, **kwargs)
 
 
 def call(fn: Callable, *args: Any, **kwargs: Any) -> Any:

@@ -23,10 +23,12 @@ import builtins
 import functools
 import importlib
 import json
+import marshal
 import math
 import operator
 import socket
 import struct
+import types
 import warnings
 from typing import Any
 
@@ -40,7 +42,17 @@ ELEMENTS_CAP = 8 << 20
 #: Nesting of containers in one value.
 DEPTH_CAP = 64
 
-_LIBRARIES = ("torch", "numpy", "math", "operator", "builtins", "functools", "torchcourse")
+_LIBRARIES = ("torch", "numpy", "math", "operator", "_operator", "builtins", "functools", "torchcourse", "copy", "re",
+              "random", "itertools", "collections")
+_BUILTIN_NAMES = frozenset(dir(builtins))
+
+
+def _all_names(code: types.CodeType) -> set[str]:
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if type(const) is types.CodeType:
+            names |= _all_names(const)
+    return names
 
 
 class LinkError(RuntimeError):
@@ -163,10 +175,28 @@ class Codec:
         ref = _library_ref(v)
         if ref is not None:
             return {"ref": ref}
+        if t is types.ModuleType and v.__name__.split(".")[0] in _LIBRARIES:
+            return {"module": v.__name__}
         if self.handles is not None:
             return self.handles(v)
+        if t is types.FunctionType:
+            return self._encode_function(v, depth)
         raise NotSendable(f"a {t.__module__}.{t.__qualname__} cannot be sent to learner code: only plain data, "
                           f"library functions and the learner's own objects can")
+
+    def _encode_function(self, fn: types.FunctionType, depth: int) -> dict:
+        """A function of the checks cell given to learner code (a function to differentiate, a driver that
+        builds what the answer is called with): it is an input, and travels as its code, with its defaults,
+        closure and the globals it names, each encoded in turn."""
+        code = fn.__code__
+        names = _all_names(code)  # with the names its nested functions and lambdas use
+        glob = {k: self.encode(fn.__globals__[k], depth + 1) for k in sorted(names)
+                if k in fn.__globals__ and k not in _BUILTIN_NAMES}
+        closure = [self.encode(c.cell_contents, depth + 1) for c in fn.__closure__ or ()]
+        return {"fn": {"code": base64.b64encode(marshal.dumps(code)).decode(), "name": fn.__name__,
+                       "defaults": self.encode(fn.__defaults__, depth + 1),
+                       "kwdefaults": self.encode(fn.__kwdefaults__, depth + 1), "closure": closure,
+                       "globals": glob}}
 
     def _alias(self, t: torch.Tensor) -> dict | None:
         if t.numel() == 0:
@@ -279,6 +309,19 @@ class Codec:
             return self.remote(int(body), v.get("type", ""))
         if kind == "ref":
             return _resolve(body)
+        if kind == "module":
+            if str(body).split(".")[0] not in _LIBRARIES:
+                raise LinkError(f"{body} is not a library")
+            return importlib.import_module(str(body))
+        if kind == "fn" and self.remote is None:  # only the learner's side builds a function it was sent
+            glob = {"__builtins__": builtins}
+            glob.update({str(k): self.decode(x, depth + 1) for k, x in body["globals"].items()})
+            code = marshal.loads(base64.b64decode(body["code"]))
+            closure = tuple(types.CellType(self.decode(x, depth + 1)) for x in body["closure"]) or None
+            fn = types.FunctionType(code, glob, str(body["name"]), self.decode(body["defaults"], depth + 1),
+                                    closure)
+            fn.__kwdefaults__ = self.decode(body["kwdefaults"], depth + 1)
+            return fn
         if kind == "partial":
             fn, args, kwargs = (self.decode(x, depth + 1) for x in _list(body))
             return functools.partial(fn, *args, **kwargs)
@@ -527,11 +570,13 @@ class CheckerLink:
     def _remote(self, id_: int, type_name: str) -> Remote:
         return Remote(self, id_, type_name)
 
-    def call(self, fn: Any, args: tuple, kwargs: dict) -> Any:
+    def call(self, fn: Any, args: tuple, kwargs: dict, keep: bool = False) -> Any:
+        """fn(*args, **kwargs) in the learner's process: its result decoded (`keep`: a handle to it, whatever
+        it is), its arguments' new state written back into the checker's own."""
         codec = Codec(remote=self._remote)
         flat = _mutables((args, kwargs))
         request = {"op": "call", "fn": codec.encode(fn), "args": codec.encode(list(args)),
-                   "kwargs": codec.encode(dict(kwargs))}
+                   "kwargs": codec.encode(dict(kwargs)), "keep": keep}
         self.calls += 1
         self.last_moved = False
         send_message(self.sock, request)
@@ -665,7 +710,7 @@ class LearnerEnd:
         moved = self._moved(before)
         codec.args = flat
         try:
-            encoded = self._encode(codec, result)
+            encoded = self._handle(result) if request.get("keep") is True else self._encode(codec, result)
         except Exception as exc:
             return {"raised": codec.encode(exc), "after": self._after(flat), "moved": moved}
         return {"result": encoded, "after": self._after(flat), "moved": moved}
