@@ -393,11 +393,13 @@ def breakdown(chapter: str, students: int, repeat: int) -> tuple[list[tuple[str,
 
     sys.path.insert(0, str(REPO))
     from grader import gradebook
-    from grader.autograde import _cells, chapter_files, chapter_markdown, executed_notebook, write_executed
+    from grader.autograde import _cells
     from grader.course import Course
+    from grader.executed import chapter_markdown, executed_notebook, write_executed
     from grader.judge import judge, reference_values
     from grader.sandbox import Limits, SandboxWorker, split_cells
     from grader.sanitise import SourceBook, sanitise, solution_notebook
+    from grader.submission import chapter_files
 
     lim = limit(chapter, repeat)
     ms: dict[str, list[float]] = {}
@@ -442,7 +444,7 @@ def breakdown(chapter: str, students: int, repeat: int) -> tuple[list[tuple[str,
                     write_executed(out / f"{nb}.ipynb", executed_notebook(sub, raw, own_markdown))
                     add("autograded notebook", time.perf_counter() - t)
                     jobs.append({"name": nb, "cells": split_cells(_cells(sub), watch), "seed": seed})
-                    subs.setdefault(nb, []).append(sum(c.get("seconds", 0) for c in raw.cells.values()))
+                    subs.setdefault(nb, []).append(sum(c.seconds for c in raw.cells.values()))
                 t = time.perf_counter()
                 gradebook.write_grades(course, chapter, s, None, exercises)
                 for _ in nbs:

@@ -17,6 +17,7 @@ import warnings
 from pathlib import Path
 
 from grader.course import Course
+from grader.plaintext import one_line
 from torchcourse.contract import CELL_TIMEOUT_S, NOTEBOOK_BUDGET_S
 
 
@@ -39,18 +40,12 @@ def _release(args, course: Course) -> int:
     from grader import release as release_mod
 
     try:
-        done = release_mod.release([args.chapter] if args.chapter else None, root=course.root)
+        done = release_mod.release(course, [args.chapter] if args.chapter else None)
     except release_mod.LeakError as exc:
         print(exc, file=sys.stderr)
         return 1
     print("released: " + ", ".join(done))
     return 0
-
-
-def _one_line(text: str) -> str:
-    """Names in a download or the exchange are chosen by learners: a newline or a terminal escape in one must not
-    print a line of its own, or repaint the instructor's terminal."""
-    return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text)
 
 
 def _collect(args, course: Course) -> int:
@@ -69,9 +64,9 @@ def _collect(args, course: Course) -> int:
             print(f"collect: {exc}", file=sys.stderr)
             return 1
         for raw, sid in sorted(done.ids.items()):
-            print(f"{chapter}: {_one_line(raw)} -> {sid}")
+            print(f"{chapter}: {one_line(raw)} -> {sid}")
         for entry, why in done.refused:
-            print(f"collect: refused {_one_line(entry)}: {_one_line(why)}", file=sys.stderr)
+            print(f"collect: refused {one_line(entry)}: {one_line(why)}", file=sys.stderr)
         if done.refused:
             print(f"{chapter}: {len(done.refused)} entries refused (listed above)", file=sys.stderr)
         if not args.source:
@@ -80,7 +75,8 @@ def _collect(args, course: Course) -> int:
 
 
 def _autograde(args, course: Course) -> int:
-    from grader.autograde import autograde, due
+    from grader.autograde import autograde
+    from grader.due import due
     from grader.sandbox import Limits
 
     limits = Limits(cell_timeout=args.cell_timeout, budget=args.budget, mem_mb=args.mem_mb)
@@ -97,7 +93,7 @@ def _autograde(args, course: Course) -> int:
         except Exception as exc:  # the solution fails its own checks, the gradebook is locked...: nobody is graded
             why = str(exc) if isinstance(exc, (RuntimeError, ValueError)) else f"{type(exc).__name__}: {exc}"
             # one line, never a traceback (SQLAlchemy's messages go on with the SQL and a link)
-            print(f"autograde: {chapter} not graded: {_one_line(why.strip().splitlines()[0] if why.strip() else why)}",
+            print(f"autograde: {chapter} not graded: {one_line(why.strip().splitlines()[0] if why.strip() else why)}",
                   file=sys.stderr)
             worst = 1
             try:
@@ -108,19 +104,19 @@ def _autograde(args, course: Course) -> int:
                 print(f"{chapter}: {len(waiting)} submission(s) NOT recorded (run autograde again to retry them):",
                       file=sys.stderr)
                 for student in sorted(waiting):
-                    print(f"  {_one_line(student)}: the chapter could not be graded (above)", file=sys.stderr)
+                    print(f"  {one_line(student)}: the chapter could not be graded (above)", file=sys.stderr)
             continue
         flagged = sum(1 for r in records.values() if r["flags"])
         print(f"{chapter}: graded {len(records)} submissions ({flagged} flagged; `python -m grader report` lists why)")
-        if args.timings and getattr(records, "timings", None):
+        if args.timings and records.timings:
             print(f"{chapter}: timings " + " ".join(f"{k}={v:.3f}s" for k, v in records.timings.items()))
-        missing = getattr(records, "not_recorded", {})
+        missing = records.not_recorded
         if missing:
             worst = 1
             print(f"{chapter}: {len(missing)} submission(s) NOT recorded (run autograde again to retry them):",
                   file=sys.stderr)
             for student, why in sorted(missing.items()):
-                print(f"  {_one_line(student)}: {_one_line(why)}", file=sys.stderr)
+                print(f"  {one_line(student)}: {one_line(why)}", file=sys.stderr)
     return worst
 
 

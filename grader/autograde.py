@@ -11,69 +11,28 @@ a flag), the student counts as not recorded (`autograde` exits 1) and a plain re
 from __future__ import annotations
 
 import gc
-import hashlib
 import itertools
-import json
-import math
 import os
-import re
 import secrets
-import stat
 import sys
 import time
-import warnings
-from dataclasses import dataclass, field
-from datetime import datetime
-from pathlib import Path
-
-import nbformat
+from collections.abc import Callable, Iterator
 
 from grader import gradebook
+from grader.batch import Batch, Pending
 from grader.course import Course
-from grader.htmlsafe import safe_notebook
-from grader.inside.policy import STREAM_CAP, TRACEBACK_LINES
-from grader.judge import Exercise, cell_states, judge, reference_values
-from grader.limits import NOTEBOOK_OUTPUT_BYTES, cap_outputs
-from grader.pools import DaskPool, Job, LocalPool
-from grader.record import RECORD, GradeRecord, load_record
+from grader.due import due
+from grader.executed import chapter_markdown
+from grader.finish import finish
+from grader.pools import DaskPool, Job, LocalPool, with_one_retry
 from grader.sandbox import Limits, RawResult, warn_missing
 from grader.sanitise import Sanitised, SanitiseError, SourceBook, sanitise, solution_notebook
-
-# Run statuses that are the grader's trouble (worker killed, full disk, sandbox error), never the learner's:
-# the job is retried once, then recorded with the error, flagged, and regraded by a plain rerun.
-GRADER_SIDE = frozenset({"worker_error", "worker_died"})
-KEEP_MIME_TEXT = ("text/", "image/png", "image/jpeg", "image/svg+xml")
-
-
-@dataclass
-class Pending:
-    sanitised: dict[str, Sanitised] = field(default_factory=dict)
-    raw: dict[str, RawResult] = field(default_factory=dict)
-    errors: dict[str, str] = field(default_factory=dict)
-    grader_errors: dict[str, str] = field(default_factory=dict)
-    sanitising_done: bool = False
-    submission: str = ""  # submission_hash before its notebooks were read: what was graded, not what is there later
-
-
-def submission_hash(folder: Path) -> str:
-    h = hashlib.sha256()
-    for p in sorted(folder.iterdir()):
-        if p.suffix == ".ipynb" and not p.is_symlink() and p.is_file():
-            h.update(p.name.encode() + b"\0")
-            with open(p, "rb") as f:
-                for chunk in iter(lambda: f.read(1 << 20), b""):
-                    h.update(chunk)
-    return h.hexdigest()
-
-
-def read_record(course: Course, student: str, chapter: str) -> dict | None:
-    """The student's record as a dict (`grader.record.GradeRecord` is its schema), or None."""
-    rec = load_record(course, student, chapter)
-    return rec.to_dict() if rec is not None else None
+from grader.submission import chapter_files, submission_hash
+from grader.wire import JobKey
 
 
 class Outcome(dict):
-    """What `autograde` did: student -> record for every student graded now (a dict, as before), plus
+    """What `autograde` did: student -> record (`GradeRecord.to_dict()`) for every student graded now, plus
     `not_recorded` (student -> why no record was written) and `warnings` (for the instructor: modules of
     the course library the sandbox could not import, ...)."""
 
@@ -89,191 +48,32 @@ class Outcome(dict):
         # `autograde --timings` and benchmarks/grading_speed.py: a notebook's overhead beyond its own cells is
         # measured in the same run as the cells, whatever the host's speed at the time.
         self.timings: dict[str, float] = {}
+        self._library: set[str] = set()
 
+    def add(self, student: str, make: Callable[[], dict]) -> None:
+        """The record `make` writes for `student`, or why none was written: one student's bad luck never stops
+        the class, and a rerun retries."""
+        try:
+            record = self[student] = make()
+            if record.get("grader_errors"):
+                why = "; ".join(f"{nb}.ipynb: {e}" for nb, e in record["grader_errors"].items())
+                self.not_recorded[student] = (f"graded only in part, after one retry, because of a grader-side "
+                                              f"failure ({why}); the record is flagged and a plain rerun regrades it")
+        except Exception as exc:
+            # one line: SQLAlchemy's messages go on with the SQL and a link
+            why = f"{type(exc).__name__}: {exc}".strip().splitlines()[0]
+            self.not_recorded[student] = why
+            print(f"autograde: {student} not recorded ({why}); run autograde again", file=sys.stderr)
 
-TIMESTAMP_MAX = 200  # bytes: nbgrader writes one short line
-
-
-def read_timestamp(folder: Path) -> tuple[datetime | None, str | None]:
-    """The submission time from `timestamp.txt`, as nbgrader reads it (UTC); or None and, when the file is
-    there but cannot be used, the reason, so that the time is flagged rather than silently dropped."""
-    from nbgrader.utils import parse_utc
-
-    path = folder / "timestamp.txt"
-    try:
-        st = os.lstat(path)
-    except FileNotFoundError:
-        return None, None  # no time given (a folder put together by hand): nothing was lost
-    except OSError as exc:
-        return None, f"timestamp.txt could not be read ({exc.strerror}); the submission time is unknown"
-    if stat.S_ISLNK(st.st_mode):
-        return None, "timestamp.txt is a symbolic link, not read; the submission time is unknown"
-    if not stat.S_ISREG(st.st_mode):
-        return None, "timestamp.txt is not a regular file; the submission time is unknown"
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
-        with os.fdopen(fd, "rb") as f:
-            data = f.read(TIMESTAMP_MAX + 1)
-    except OSError as exc:
-        return None, f"timestamp.txt could not be read ({exc.strerror}); the submission time is unknown"
-    if len(data) > TIMESTAMP_MAX:
-        return None, f"timestamp.txt is over {TIMESTAMP_MAX} bytes, not a time; the submission time is unknown"
-    try:
-        text = data.decode("utf-8").strip()
-    except UnicodeDecodeError:
-        return None, "timestamp.txt is not text; the submission time is unknown"
-    try:
-        return parse_utc(text), None
-    except Exception as exc:  # dateutil raises several types for text that is not a time
-        why = f"{type(exc).__name__}"
-        return None, f"timestamp.txt holds {text[:60]!r}, not a time ({why}); the submission time is unknown"
-
-
-JSON_MIME = re.compile(r"^application/(.*\+)?json$")  # nbformat's schema: only these keys may hold JSON
-JSON_DEPTH = 100  # levels of containers a JSON output may nest: the notebook is written by json.dumps, which recurses
-
-
-def _shallow(value: object, depth: int = JSON_DEPTH) -> bool:
-    """Whether `value` (parsed JSON) nests at most `depth` containers deep; read level by level, no recursion."""
-    level = [value]
-    for _ in range(depth + 1):
-        below: list = []
-        for v in level:
-            if type(v) is dict:
-                below += v.values()
-            elif type(v) is list:
-                below += v
-        if not below:
-            return True
-        level = below
-    return False
-
-
-def _clean_output(out: dict) -> dict | None:
-    """An nbformat output built from an untrusted claim, or None when it is not a valid one. Built in the
-    shape nbformat's schema requires, so nothing checks it again (see `_valid_beside_outputs`):
-    `nbformat.v4.new_output` validates each output on its own, which cost more than the judge."""
-    kind = out.get("output_type") if type(out) is dict else None
-    node = nbformat.NotebookNode
-    try:
-        if kind == "stream" and out.get("name") in ("stdout", "stderr") and type(out.get("text")) is str:
-            return node(output_type="stream", name=out["name"], text=out["text"])
-        if kind in ("display_data", "execute_result") and type(out.get("data")) is dict:
-            data = node()
-            for k, v in out["data"].items():
-                if type(k) is not str:
-                    continue
-                if JSON_MIME.match(k):
-                    if not _shallow(v):
-                        return None
-                    # As parsed from this job's results, which nothing else changes: the notebook is written and
-                    # dropped. Not made NotebookNodes (what `data[k] =` would do): from_dict's copy of every
-                    # container was a sixth of the autograded notebook's cost (the emitted values' outputs).
-                    dict.__setitem__(data, k, v)
-                elif type(v) is str and k.startswith(KEEP_MIME_TEXT):
-                    data[k] = v
-            if kind == "execute_result":
-                count = out.get("execution_count")
-                return node(output_type=kind, data=data, metadata=node(),
-                            execution_count=count if type(count) is int and count >= 0 else None)
-            return node(output_type=kind, data=data, metadata=node())
-        if kind == "error":
-            tb = out.get("traceback")
-            return node(output_type="error", ename=str(out.get("ename", ""))[:200],
-                        evalue=str(out.get("evalue", ""))[:STREAM_CAP],
-                        traceback=[str(t) for t in tb][:TRACEBACK_LINES] if type(tb) is list else [])
-    except (TypeError, ValueError, RecursionError):
-        return None
-    return None
-
-
-def _copy_for_output(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
-    """A copy of `nb` as deep as what is changed below and by safe_notebook and nbformat.validate: the
-    notebook's metadata, each cell (its source, outputs, count, id are replaced, never edited in place) and
-    its attachments; the rest is shared with the sanitised notebook, which nothing changes. A whole copy
-    through JSON cost about 2.5 ms a notebook, more than the rest of the autograded notebook's making."""
-    node = nbformat.NotebookNode
-    out = node(nb)
-    out.metadata = node(nb.get("metadata", {}))
-    cells = []
-    for cell in nb.cells:
-        cell = node(cell)
-        if cell.get("attachments"):
-            cell.attachments = nbformat.from_dict(json.loads(json.dumps(cell.attachments)))
-        cells.append(cell)
-    out.cells = cells
-    return out
-
-
-def executed_notebook(sub: Sanitised, raw: RawResult, own_markdown: frozenset[str] = frozenset()
-                      ) -> nbformat.NotebookNode:
-    """The sanitised notebook with the sandbox's outputs, HTML made inert: what formgrader shows an instructor.
-    `own_markdown`: the chapter's own markdown cells (`chapter_markdown`), which hold no learner's text."""
-    nb = _copy_for_output(sub.nb)
-    states = cell_states(raw, len(sub.code_cells))
-    room = NOTEBOOK_OUTPUT_BYTES  # what formgrader and feedback render stays bounded however much came back
-    for pos, index in enumerate(sub.code_cells):
-        cell = nb.cells[index]
-        line = raw.cells.get(pos)
-        outs = []
-        for o in (_clean_output(x) for x in cap_outputs(list((line or {}).get("outputs", [])))):
-            size = len(json.dumps(o)) if o is not None else 0
-            if o is not None and size <= room:
-                room -= size
-                outs.append(o)
-            elif o is not None:
-                outs.append(nbformat.v4.new_output("stream", name="stderr",
-                                                   text="[outputs left out: the notebook's outputs are over "
-                                                        f"{NOTEBOOK_OUTPUT_BYTES // 2**20} MiB]\n"))
-                room = 0
-                break
-        count = (line or {}).get("execution_count")
-        cell.execution_count = count if type(count) is int and count > 0 else None
-        if line is None and states[pos] != "not_run":
-            outs.append(nbformat.v4.new_output("error", ename=f"Grader{states[pos].title()}",
-                                               evalue=f"this cell did not finish ({states[pos]})", traceback=[]))
-        cell.outputs = outs
-    safe_notebook(nb, own_markdown)  # formgrader renders this notebook in an instructor's browser: no learner script
-    if not _valid_beside_outputs(nb, sub.code_cells):
-        for index in sub.code_cells:
-            nb.cells[index].outputs = []
-    return nb
-
-
-def _valid_beside_outputs(nb: nbformat.NotebookNode, code_cells: list[int]) -> bool:
-    """nbformat's schema over `nb` with its code cells' outputs left out. Those outputs are the grader's own:
-    `_clean_output` builds each in the schema's shape and SanitizeHTML only replaces strings with strings
-    (tests/grader/test_autograde.py holds every kind of forged claim against the whole schema). Checking them
-    again was 60% of the check (0.9 of 1.5 ms a chapter-1 notebook); the rest of the notebook is the learner's
-    and is checked as before."""
-    outputs = {i: nb.cells[i].outputs for i in code_cells}
-    try:
-        for i in code_cells:
-            nb.cells[i].outputs = []
-        with warnings.catch_warnings():  # notebooks converted from nbformat 3 have no cell ids; fine here
-            warnings.simplefilter("ignore")
-            nbformat.validate(nb)
-        return True
-    except nbformat.ValidationError:
-        return False
-    finally:
-        for i, outs in outputs.items():
-            nb.cells[i].outputs = outs
-
-
-def write_executed(path: Path, nb: nbformat.NotebookNode) -> None:
-    """Write an autograded notebook. executed_notebook validated it already; nbformat.write would validate it
-    again, deep-copy it and indent it with json's pure-Python encoder (about 14 ms a notebook of chapter 1);
-    the same JSON on one line is as good for formgrader. Non-ASCII text is written as JSON escapes: json's
-    encoder is up to three times slower with ensure_ascii=False (chapter 1's notebooks with figures), and a
-    reader sees the same text."""
-    path.write_text(json.dumps(nb) + "\n", encoding="utf-8")
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    def library_errors(self, raw: RawResult) -> None:
+        """Warn, once each, of the course library's modules the sandbox could not import."""
+        for line in raw.preload_errors:  # the worker's own report, made before any learner code ran
+            if line not in self._library:
+                self._library.add(line)
+                text = (f"the sandbox could not import the course library module {line}; grading goes on "
+                        "without it (every check that needs it fails)")
+                self.warnings.append(text)
+                print(f"autograde: WARNING: {text}", file=sys.stderr, flush=True)
 
 
 class Progress:
@@ -297,56 +97,15 @@ class Progress:
                   file=sys.stderr, flush=True)
 
 
-def due(course: Course, chapter: str, force: bool = False, students: list[str] | None = None) -> list[str]:
-    """The students `autograde` grades: those with no usable record, a record a grader-side failure spoilt
-    (regraded by a plain rerun), a submission changed since their record, or none in the gradebook."""
-    everyone = course.students(chapter)
-    if students:
-        everyone = [s for s in everyone if s in set(students)]
-    todo, held = [], ...
-    for s in everyone:
-        rec = read_record(course, s, chapter)
-        folder = course.submitted / s / chapter
-        if (force or rec is None or rec.get("grader_errors") or rec.get("submission") != submission_hash(folder)
-                or rec.get("submitted_at") != _submitted_at(folder)):
-            # a record a grader-side failure spoilt is regraded by a plain rerun; so are the same notebooks
-            # submitted again at another time: the gradebook's time (lateness) changes
-            todo.append(s)
-            continue
-        if held is ...:
-            held = _in_gradebook(course, chapter)
-        if held is not None and s not in held:
-            todo.append(s)  # recorded, but the gradebook lost it (replaced, reset, the submission removed)
-    return todo
-
-
-def _submitted_at(folder: Path) -> str | None:
-    """The submission time as a record holds it."""
-    at = read_timestamp(folder)[0]
-    return at.isoformat(sep=" ") if at else None
-
-
-def _in_gradebook(course: Course, chapter: str) -> set[str] | None:
-    """The students whose submission of `chapter` the gradebook holds (a record without one would leave
-    `nbgrader export` and formgrader without the score); None when the gradebook cannot be read now, which
-    grading then reports."""
-    if not course.db_path.exists():
-        return set()
-    from nbgrader.api import Assignment, Gradebook, SubmittedAssignment
-
-    try:
-        with Gradebook(course.db_url, "torchcourse") as gb:
-            return {sid for (sid,) in gb.db.query(SubmittedAssignment.student_id).join(Assignment)
-                    .filter(Assignment.name == chapter)}
-    except Exception:
-        return None
-
-
 def autograde(course: Course, chapter: str, workers: int | None = None, scheduler: str | None = None,
               limits: Limits | None = None, force: bool = False, students: list[str] | None = None,
               progress: bool = True, seed: int | None = None) -> Outcome:
     """Grade every collected submission of `chapter`; returns the record of each student graded now (an
-    `Outcome`, which also says who could not be recorded and why, and what the instructor must know)."""
+    `Outcome`, which also says who could not be recorded and why, and what the instructor must know).
+
+    The steps: who is due → sanitise each notebook → run it in the sandbox (the solutions first, in the same
+    stream) → per student, once all is back (`grader.batch`): judge → autograded notebooks → gradebook →
+    record (`grader.finish`)."""
     began = time.monotonic()
     warn_missing()
     limits = limits or Limits()
@@ -363,19 +122,7 @@ def autograde(course: Course, chapter: str, workers: int | None = None, schedule
     preload = course.library_modules(chapter)
     pool = (DaskPool(scheduler, limits, preload) if scheduler
             else LocalPool(min(n, max(1, len(todo) * len(notebooks))), limits, wait=False, preload=preload))
-    records = outcome
-    library: set[str] = set()
     frozen = False
-
-    def report_library(raw: RawResult) -> None:
-        for line in raw.preload_errors:  # the worker's own report, made before any learner code ran
-            if line not in library:
-                library.add(line)
-                text = (f"the sandbox could not import the course library module {line}; grading goes on "
-                        "without it (every check that needs it fails)")
-                outcome.warnings.append(text)
-                print(f"autograde: WARNING: {text}", file=sys.stderr, flush=True)
-
     try:
         gradebook.ensure_assignment(course, chapter)
         info = {nb: SourceBook(course.db_url, chapter, nb) for nb in notebooks}  # one read for the batch
@@ -390,192 +137,69 @@ def autograde(course: Course, chapter: str, workers: int | None = None, schedule
         if frozen:
             gc.freeze()
         outcome.timings["workers_ready"] = round(time.monotonic() - began, 3)  # part of start_up
-        refs = {}
         files = chapter_files(course, chapter)
-        # The solutions go first in the same stream as the submissions, not as a barrier before them: a worker
-        # done with its solution starts on a submission. A student is judged once every solution is back.
-        ref_jobs = [Job(("", nb), _cells(sol), seed, list(sol.grade_cells.values()), files)
-                    for nb, sol in sols.items()]
-        pending = {s: Pending() for s in todo}
-        ready, cpu = time.monotonic(), time.process_time()
-        outcome.timings["start_up"] = round(ready - began, 3)
-        cell_time = {"cells": 0.0, "solution_cells": 0.0, "jobs": 0.0}
-        solution_seconds: dict[str, float] = {}
+        solution_jobs = [Job(JobKey(None, nb), _cells(sol), seed, list(sol.grade_cells.values()), files)
+                         for nb, sol in sols.items()]
         bar = Progress(len(todo), progress)
 
-        def maybe_finish(s: str) -> None:
-            p = pending.get(s)
-            if p is None or len(refs) < len(sols) or not p.sanitising_done or len(p.raw) < len(p.sanitised):
-                return
-            del pending[s]
-            try:
-                records[s] = _finish(course, chapter, s, notebooks, p, refs, info, seed, own_markdown)
-                if records[s].get("grader_errors"):
-                    why = "; ".join(f"{nb}.ipynb: {e}" for nb, e in records[s]["grader_errors"].items())
-                    outcome.not_recorded[s] = (f"graded only in part, after one retry, because of a grader-side "
-                                               f"failure ({why}); the record is flagged and a plain rerun regrades it")
-            except Exception as exc:  # one student's bad luck never stops the class; a rerun retries
-                # one line: SQLAlchemy's messages go on with the SQL and a link
-                why = f"{type(exc).__name__}: {exc}".strip().splitlines()[0]
-                outcome.not_recorded[s] = why
-                print(f"autograde: {s} not recorded ({why}); run autograde again", file=sys.stderr)
+        def record(student: str, p: Pending) -> None:
+            outcome.add(student, lambda: finish(course, chapter, student, notebooks, p, batch.refs, info, seed,
+                                                own_markdown))
             bar.step()
 
-        def jobs():
-            for s in todo:
-                folder = course.submitted / s / chapter
-                # Hashed before a notebook is read: a submission changed while it is graded reads as changed to
-                # a plain rerun, which regrades it (hashed when recorded, the change was taken as graded).
-                try:
-                    pending[s].submission = submission_hash(folder)
-                except OSError:  # gone or unreadable meanwhile: sanitise says what; a rerun regrades it
-                    pending[s].submission = ""
-                # A student's longest notebooks first, by their solutions' times once known: the batch then
-                # ends on short jobs, and one worker waits less while the other finishes the last one (the
-                # order of jobs changes nothing else).
-                for nb in sorted(notebooks, key=lambda nb: -solution_seconds.get(nb, math.inf)):
-                    try:
-                        sub = sanitise(folder / f"{nb}.ipynb", chapter, nb, course.db_url, info[nb])
-                    except SanitiseError as exc:
-                        pending[s].errors[nb] = str(exc)
-                        continue
-                    except Exception as exc:  # the grader's own trouble with one notebook: that notebook only
-                        why = f"could not be prepared ({type(exc).__name__}: {str(exc)[:300]})"
-                        pending[s].errors[nb] = why
-                        pending[s].grader_errors[nb] = why  # not the learner's doing: a plain rerun regrades it
-                        continue
-                    pending[s].sanitised[nb] = sub
-                    yield Job((s, nb), _cells(sub), seed, list(sub.grade_cells.values()), files)
-                pending[s].sanitising_done = True
-                maybe_finish(s)  # results may all be in already, or there was nothing to run
-
-        def take(job: Job, raw: RawResult) -> None:
-            solution = job.key[0] == ""
-            cell_time["solution_cells" if solution else "cells"] += sum(c.seconds for c in raw.cells.values())
-            cell_time["jobs"] += raw.seconds
-            if solution:
-                solution_seconds[job.key[1]] = raw.seconds
-                refs[job.key[1]] = reference_values(sols[job.key[1]], raw)
-                if len(refs) == len(sols):
-                    for s in list(pending):
-                        maybe_finish(s)
-                return
-            pending[job.key[0]].raw[job.key[1]] = raw
-            maybe_finish(job.key[0])
-
-        retry: list[Job] = []
-        for job, raw in pool.run(itertools.chain(ref_jobs, jobs())):
-            report_library(raw)
-            if raw.status in GRADER_SIDE:  # the grader's trouble, not the learner's: once more, after the rest
-                cell_time["jobs"] += raw.seconds  # the attempt's time is the grader's overhead, never cells
-                retry.append(job)
-                continue
-            take(job, raw)
-        for job, raw in pool.run(retry):
-            report_library(raw)
-            take(job, raw)
+        batch = Batch(todo, sols, record)
+        ready, cpu = time.monotonic(), time.process_time()
+        outcome.timings["start_up"] = round(ready - began, 3)
+        student_jobs = _sanitised_jobs(course, chapter, notebooks, batch, info, seed, files)
+        for job, raw, final in with_one_retry(pool, itertools.chain(solution_jobs, student_jobs)):
+            outcome.library_errors(raw)
+            if final:
+                batch.take(job, raw)
+            else:
+                batch.failed_attempt(raw)
     finally:
         if frozen:
             gc.unfreeze()  # a caller that lives on (a notebook, a test run) gets its collector back as it was
         pool.close()
         gradebook.close()
     for s in todo:
-        if s not in records and s not in outcome.not_recorded:  # cannot happen; say so if it does
+        if s not in outcome and s not in outcome.not_recorded:  # cannot happen; say so if it does
             outcome.not_recorded[s] = "no result came back from the sandbox for it"
     if "start_up" in outcome.timings:
         outcome.timings["grading"] = round(time.monotonic() - began - outcome.timings["start_up"], 3)
-        outcome.timings.update({k: round(v, 3) for k, v in cell_time.items()})
+        outcome.timings.update({k: round(v, 3) for k, v in batch.cell_time.items()})
         outcome.timings["cpu"] = round(time.process_time() - cpu, 3)
     return outcome
 
 
-def chapter_files(course: Course, chapter: str, limit: int = 64 * 2**20) -> dict[str, bytes]:
-    """The chapter's data files (anything but notebooks in solutions/<chapter>/, released to learners as is)."""
-    files, total = {}, 0
-    for p in sorted((course.solutions / chapter).iterdir()):
-        if p.is_file() and not p.is_symlink() and p.suffix != ".ipynb" and not p.name.startswith("."):
-            total += p.stat().st_size
-            if total > limit:
-                raise ValueError(f"the data files of {chapter} exceed {limit // 2**20} MiB")
-            files[p.name] = p.read_bytes()
-    return files
-
-
-def chapter_markdown(sols: dict[str, Sanitised]) -> frozenset[str]:
-    """The text of every markdown cell of the chapter's solution notebooks: the course's own, not a learner's."""
-    return frozenset(c.source for sol in sols.values() for c in sol.nb.cells if c.get("cell_type") == "markdown")
+def _sanitised_jobs(course: Course, chapter: str, notebooks: list[str], batch: Batch, info: dict, seed: int,
+                    files: dict[str, bytes]) -> Iterator[Job]:
+    """Each student's notebooks, sanitised, as jobs for the sandbox; a notebook that cannot be is recorded in
+    the batch with why."""
+    for s in list(batch.pending):
+        p = batch.pending[s]
+        folder = course.submitted / s / chapter
+        # Hashed before a notebook is read: a submission changed while it is graded reads as changed to
+        # a plain rerun, which regrades it (hashed when recorded, the change was taken as graded).
+        try:
+            p.submission = submission_hash(folder)
+        except OSError:  # gone or unreadable meanwhile: sanitise says what; a rerun regrades it
+            p.submission = ""
+        for nb in batch.longest_first(notebooks):
+            try:
+                sub = sanitise(folder / f"{nb}.ipynb", chapter, nb, course.db_url, info[nb])
+            except SanitiseError as exc:
+                p.errors[nb] = str(exc)
+                continue
+            except Exception as exc:  # the grader's own trouble with one notebook: that notebook only
+                why = f"could not be prepared ({type(exc).__name__}: {str(exc)[:300]})"
+                p.errors[nb] = why
+                p.grader_errors[nb] = why  # not the learner's doing: a plain rerun regrades it
+                continue
+            p.sanitised[nb] = sub
+            yield Job(JobKey(s, nb), _cells(sub), seed, list(sub.grade_cells.values()), files)
+        batch.sanitising_done(s)
 
 
 def _cells(sub: Sanitised) -> list[str]:
     return [sub.nb.cells[i].source for i in sub.code_cells]
-
-
-def _finish(course: Course, chapter: str, student: str, notebooks: list[str], p: Pending, refs: dict,
-            info: dict, seed: int, own_markdown: frozenset[str] = frozenset()) -> dict:
-    folder = course.submitted / student / chapter
-    out = course.autograded / student / chapter
-    out.mkdir(parents=True, exist_ok=True)
-    # The record of an earlier submission goes first: from here until the new one is written, the autograded
-    # notebooks and the gradebook are changing, and a stale record (killed, a locked gradebook) would show
-    # feedback and report the old score beside the new gradebook's. No record: the student is regraded.
-    (out / RECORD).unlink(missing_ok=True)
-    exercises: list[Exercise] = []
-    unanswered: set[tuple[str, str]] = set()
-    flags: list[str] = []
-    grader_errors: dict[str, str] = {}
-    for nb in notebooks:  # the chapter's order, whatever order the jobs ran in
-        if nb in p.grader_errors:
-            grader_errors[nb] = p.grader_errors[nb]
-        if nb in p.errors:
-            for gid, pts in info[nb].points.items():
-                exercises.append(Exercise(gid, nb, pts, 0.0, "error", p.errors[nb], ["notebook not graded"]))
-            flags.append(f"{nb}.ipynb: {p.errors[nb]}")
-            continue
-        sub, raw = p.sanitised[nb], p.raw[nb]
-        exercises += judge(nb, sub, raw, refs[nb])
-        unanswered |= {(nb, gid) for gid in sub.unanswered}
-        flags += [f"{nb}.ipynb: {note}" for note in sub.notes]
-        if len(raw.cells) < len(sub.code_cells) and raw.status == "exited" and not raw.signal and not raw.code:
-            flags.append(f"{nb}.ipynb: the notebook stopped after {len(raw.cells)} of {len(sub.code_cells)} code cells")
-        if raw.status in GRADER_SIDE:
-            last = (raw.error.strip().splitlines() or ["no detail"])[-1][:300]
-            grader_errors[nb] = f"{raw.status}: {last}"
-            flags.append(f"{nb}.ipynb: not fully graded because of a grader-side failure ({grader_errors[nb]}), "
-                         "retried once; a plain rerun of autograde regrades it")
-        elif raw.status not in ("exited",) or raw.signal is not None or raw.code not in (0, None):
-            flags.append(f"{nb}.ipynb: the run ended with {raw.status}"
-                         + (f", signal {raw.signal}" if raw.signal else "")
-                         + (f", exit code {raw.code}" if raw.code else ""))
-        write_executed(out / f"{nb}.ipynb", executed_notebook(sub, raw, own_markdown))
-    expected = {f"{nb}.ipynb" for nb in notebooks}
-    try:
-        extras = sorted(e.name for e in folder.iterdir() if e.name not in expected and e.name != "timestamp.txt")
-    except OSError:
-        extras = []
-    if extras:
-        flags.append("extra files in the submission (never run): " + ", ".join(extras[:10]))
-    for e in exercises:
-        flags += [f"{e.notebook}/{e.grade_id}: {f}" for f in e.flags]
-    submitted_at, bad_time = read_timestamp(folder)
-    if bad_time:
-        flags.append(bad_time)
-    gradebook.write_grades(course, chapter, student, submitted_at, exercises, unanswered)
-    if submitted_at is not None:  # a garbled file is not passed on to nbgrader's own commands
-        gradebook.copy_timestamp(folder, out)
-    else:
-        (out / "timestamp.txt").unlink(missing_ok=True)
-    record = {
-        "student": student, "chapter": chapter, "seed": seed, "submission": p.submission,
-        "submitted_at": submitted_at.isoformat(sep=" ") if submitted_at else None,
-        "score": sum(e.score for e in exercises), "max_score": sum(e.max_points for e in exercises),
-        "exercises": [e.to_dict() for e in exercises], "flags": sorted(set(flags)),
-        "runs": {nb: {"status": r.status, "seconds": r.seconds, "code": r.code, "signal": r.signal}
-                 for nb, r in p.raw.items()},
-        "graded_at": datetime.now().isoformat(timespec="seconds"),
-        "grader_errors": grader_errors,
-    }
-    record = GradeRecord.from_dict(record).to_dict()  # the schema feedback and report read back
-    _atomic_write(out / RECORD, json.dumps(record, indent=1))
-    return record
-
-

@@ -1,7 +1,7 @@
 """collect: submissions into submitted/<student>/<chapter>/, from nbgrader's exchange or an LMS download.
 
 An LMS hands out a folder or zip of notebooks whose names carry the student (Canvas, Moodle and
-Blackboard each have their own format, below), or one folder per student. Each notebook is
+Blackboard each have their own format, read in `grader.lms`), or one folder per student. Each notebook is
 mapped to a person and to one of the chapter's notebooks by name; ids and file names are
 sanitised, links and archive tricks refused, nothing is executed.
 
@@ -20,7 +20,6 @@ not in the future, and when its files were not changed after that time.
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import stat
 import tempfile
@@ -29,7 +28,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from grader.course import COURSE_ID, Course
+from grader.course import COURSE_ID, Course, safe_id
+from grader.lms import Person, owner, read_receipts
 
 MAX_FILE = 256 * 2**20
 MAX_TOTAL = 4 * 2**30
@@ -45,140 +45,6 @@ CHANGED_AFTER = timedelta(minutes=5)
 MAX_DEPTH = 16
 MAX_ENTRIES = 10_000
 IDENTITY = Path(".torchcourse") / "identity"
-
-
-def safe_id(raw: str) -> str:
-    """A student id that is safe as a folder name and in the gradebook."""
-    text = re.sub(r"[^A-Za-z0-9._-]+", "_", raw.strip()).strip("._-").lower()[:64]
-    return text or "student"
-
-
-# The LMSs' download formats (one file per submitted file, the person in the name):
-#   Canvas      smithjane_1001_5678_01-what-is-a-tensor.ipynb       name, user id, submission id, file
-#               smithjane_late_1001_5678_01-what-is-a-tensor-1.ipynb (a late one; "-1" after a resubmission)
-#   Moodle      Jane Smith_1234567_assignsubmission_file_01-what-is-a-tensor.ipynb (or that prefix as a
-#               folder, "Download submissions in folders"); the number is the participant id
-#   Blackboard  Chapter 1_jsmith_attempt_2026-11-30-14-05-09_01-what-is-a-tensor.ipynb (user name), with a
-#               receipt Chapter 1_jsmith_attempt_2026-11-30-14-05-09.txt ("Name: Jane Smith (jsmith)",
-#               "Assignment: Chapter 1")
-# Any other file is '<student>[_<number>...]_<notebook>.ipynb' (the student may hold '_'), or in a folder per student.
-# The file part after the LMS's prefix is the learner's own file name, and may itself look like another
-# format's prefix naming someone else: the format whose prefix ends first is the LMS's (so each pattern finds
-# the first possible prefix, never the last).
-MOODLE = re.compile(r"^(?P<name>.+?)_(?P<id>\d+)_assignsubmission_[a-z]+_(?P<file>.*)$")
-BLACKBOARD = re.compile(r"^(?P<head>.+?)_attempt_(?P<time>\d{4}(?:-\d\d){5})(?=_|\.txt$|$)")
-CANVAS = re.compile(r"^(?P<name>[^_]+)_(?:late_)?(?P<id>\d+)_(?P<submission>\d+)_(?P<file>.+)$", re.IGNORECASE)
-RECEIPT_BYTES = 64 * 1024
-
-
-@dataclass
-class Receipts:
-    """What Blackboard's receipts say: "<assignment>_<user>" -> user, and the assignments' names. Blackboard
-    user and assignment names may both hold "_", so only these tell where one ends and the other begins."""
-
-    users: dict[str, str] = field(default_factory=dict)
-    assignments: set[str] = field(default_factory=set)
-
-
-def read_receipts(root: Path) -> Receipts:
-    found = Receipts()
-    for path in sorted(root.rglob("*_attempt_*.txt")):
-        m = BLACKBOARD.match(path.name)
-        if not m or path.name != f"{m['head']}_attempt_{m['time']}.txt" or path.is_symlink() or not path.is_file():
-            continue
-        with open(path, "rb") as fh:
-            lines = fh.read(RECEIPT_BYTES).decode("utf-8", "replace").splitlines()
-        # Blackboard writes these two lines first; the learner's own text comes after them.
-        name = next((ln for ln in lines if ln.startswith("Name:")), "")
-        user = re.search(r"\(([^()]+)\)\s*$", name)
-        if user and m["head"].endswith("_" + user[1].strip()):
-            found.users[m["head"]] = user[1].strip()
-        assignment = next((ln for ln in lines if ln.startswith("Assignment:")), "")[len("Assignment:"):].strip()
-        if assignment and m["head"].startswith(assignment + "_"):
-            found.assignments.add(assignment)
-    return found
-
-
-def _blackboard_user(head: str, receipts: Receipts) -> str:
-    if head in receipts.users:
-        return receipts.users[head]
-    users = {head[len(a) + 1:] for a in receipts.assignments if head.startswith(a + "_") and len(head) > len(a) + 1}
-    if len(users) == 1:
-        return users.pop()
-    if head.count("_") == 1 and not users:
-        return head.split("_")[1]
-    raise ValueError(f"cannot tell where Blackboard's assignment name ends and the user name begins in {head!r} "
-                     "(either may hold '_'); keep Blackboard's .txt receipts in the download, they name the user")
-
-
-@dataclass(frozen=True)
-class Person:
-    """Who a downloaded file belongs to: an LMS and its user id, or a name when the download gives no id."""
-
-    source: str  # canvas, moodle, blackboard, name (a folder or a file-name prefix), unix
-    key: str     # the LMS's user id, the name itself, or the unix user name
-    name: str = ""
-
-    @property
-    def sid(self) -> str:
-        """The student id in the gradebook: it keeps the LMS's user id, so grades map back to the LMS."""
-        if self.source in ("canvas", "moodle"):
-            # A long name is shortened, never the user id (sanitising never lengthens the name).
-            return safe_id(f"{self.name[:63 - len(self.key)]}_{self.key}")
-        return safe_id(self.key)
-
-    @property
-    def identity(self) -> str:
-        return f"{self.source}:{self.key}"
-
-    @property
-    def label(self) -> str:
-        if self.source in ("canvas", "moodle", "blackboard"):
-            return f"{self.name or self.key} ({self.source.capitalize()} user {self.key})"
-        return self.key
-
-
-def _name_before(name: str, notebook: str | None) -> str:
-    """The person in '<name>[_<number>...]_<notebook>.ipynb' (no LMS's format): all before the notebook's name
-    (before the last '_' when it is not known), less trailing numbers; a name may hold '_' (jo_lee, jo_smith)."""
-    at = name.lower().rfind(notebook.lower()) if notebook else name.rfind("_")
-    parts = name[:max(at, 0)].rstrip("_-. ").split("_")
-    while len(parts) > 1 and parts[-1].isdigit():
-        parts.pop()
-    if not "_".join(parts).strip("_-. "):
-        raise ValueError("its name holds no student's (expected <student>_<notebook>.ipynb, or one folder per "
-                         "student)")
-    return "_".join(parts)
-
-
-def person_of(rel: Path, receipts: Receipts | None = None, notebook: str | None = None) -> Person:
-    """The person a downloaded file (a copy of `notebook`) belongs to, from its folder (one per student) or its
-    file name; ValueError when the name does not say who."""
-    if len(rel.parts) > 1:
-        top = rel.parts[0]
-        m = MOODLE.match(top)
-        return Person("moodle", m["id"], m["name"]) if m else Person("name", top)
-    name = rel.name
-    formats = []  # (where the learner's own file name starts, where the format's own marker starts, source, match)
-    for source, pattern, marker in (("moodle", MOODLE, "id"), ("blackboard", BLACKBOARD, "head"),
-                                    ("canvas", CANVAS, "name")):
-        m = pattern.match(name)
-        if m and (source != "blackboard" or "_" in m["head"]):
-            formats.append((m.end() if source == "blackboard" else m.start("file"), m.end(marker), source, m))
-    if not formats:
-        return Person("name", _name_before(name, notebook))
-    formats.sort(key=lambda f: f[0])
-    _, _, source, m = formats[0]
-    for _start, marker, later, n in formats[1:]:
-        # A later prefix whose marker begins inside this one's prefix is not in the learner's file name: it is the
-        # LMS's (Blackboard's 'Chapter_1_20231234_attempt_...' also reads as Canvas user 1's 'attempt_...').
-        if marker < formats[0][0]:
-            source, m = later, n
-            break
-    if source == "blackboard":
-        user = _blackboard_user(m["head"], receipts or Receipts())
-        return Person("blackboard", user, user)
-    return Person(source, m["id"], m["name"])
 
 
 def _identity_clash(course: Course, sid: str, person: Person) -> str | None:
@@ -277,13 +143,6 @@ def _extract(zip_path: Path, dest: Path) -> list[tuple[str, str]]:
     return refused
 
 
-def _match(name: str, notebooks: list[str]) -> str | None:
-    """The chapter notebook a downloaded file is a copy of: the longest notebook name inside the file name."""
-    lower = name.lower()
-    hits = [nb for nb in notebooks if nb.lower() in lower]
-    return max(hits, key=len) if hits else None
-
-
 def from_folder(course: Course, chapter: str, source: Path) -> Collected:
     """Copy an LMS download (folder or zip) into submitted/; returns the ids given and the entries refused."""
     notebooks = course.notebooks(chapter)
@@ -313,12 +172,8 @@ def from_folder(course: Course, chapter: str, source: Path) -> Collected:
             if path.suffix != ".ipynb":
                 done.refused.append((str(rel), "not a notebook (.ipynb)"))
                 continue
-            nb = _match(path.name, notebooks)
-            if nb is None:
-                done.refused.append((str(rel), f"not one of {', '.join(notebooks)}"))
-                continue
             try:
-                person = person_of(rel, receipts, nb)
+                person, nb = owner(rel, notebooks, receipts)
             except ValueError as exc:
                 done.refused.append((str(rel), str(exc)))
                 continue

@@ -13,12 +13,21 @@ from pathlib import Path
 
 from traitlets.config import Config
 
-from grader.paths import ROOT
 from torchcourse.contract import chapters
 
+ROOT = Path(__file__).resolve().parent.parent  # the repository: the course this checkout holds
 COURSE_ID = "torchcourse"
 # Student ids and file names that reach the filesystem: letters, digits, dot, dash, underscore.
 SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+
+
+def safe_id(raw: str) -> str:
+    """A student id made from a name a person or an LMS gave: safe as a folder name and in the gradebook (it
+    matches `SAFE_ID`), lower case so that ids compared ignoring case are one."""
+    text = re.sub(r"[^A-Za-z0-9._-]+", "_", raw.strip()).strip("._-").lower()[:64]
+    return text or "student"
+
+
 LIBRARY_MODULE = re.compile(r"torchcourse(?:\.\w+)*")  # a module name of the course library
 LIBRARY_IMPORT = re.compile(rf"\b(?:from|import)\s+({LIBRARY_MODULE.pattern})")
 

@@ -8,15 +8,13 @@ rows, so nothing is lost or duplicated.
 from __future__ import annotations
 
 import os
-import shutil
 import tempfile
 import warnings
 from collections.abc import Collection
 from datetime import datetime
-from pathlib import Path
 
-from grader.course import Course
-from grader.judge import Exercise
+from grader.course import COURSE_ID, Course
+from grader.record import Exercise
 
 
 def _source_stamp(course: Course, chapter: str) -> dict[str, float]:
@@ -76,6 +74,22 @@ def _saved_stamps(course: Course) -> dict:
 def _changed_since_saved(course: Course, chapter: str) -> bool:
     # not saved: recorded by someone else, perhaps from older solutions; record it again
     return _saved_stamps(course).get(chapter) != _source_stamp(course, chapter)
+
+
+def students_with_submission(course: Course, chapter: str) -> set[str] | None:
+    """The students whose submission of `chapter` the gradebook holds (a record without one would leave
+    `nbgrader export` and formgrader without the score); None when the gradebook cannot be read now, which
+    grading then reports."""
+    if not course.db_path.exists():
+        return set()
+    from nbgrader.api import Assignment, Gradebook, SubmittedAssignment
+
+    try:
+        with Gradebook(course.db_url, COURSE_ID) as gb:
+            return {sid for (sid,) in gb.db.query(SubmittedAssignment.student_id).join(Assignment)
+                    .filter(Assignment.name == chapter)}
+    except Exception:
+        return None
 
 
 _OPEN: dict[str, object] = {}  # db url -> nbgrader Gradebook, open for a whole batch (see close())
@@ -243,8 +257,3 @@ def _add_submission(gb, chapter: str, student: str, timestamp: datetime | None, 
     for model, rows in ((SubmittedNotebook, notebooks), (Grade, grades), (Comment, comments)):
         if rows:
             gb.db.execute(insert(model), rows)
-
-
-def copy_timestamp(src: Path, dest: Path) -> None:
-    if (src / "timestamp.txt").is_file() and not (src / "timestamp.txt").is_symlink():
-        shutil.copyfile(src / "timestamp.txt", dest / "timestamp.txt")

@@ -13,27 +13,12 @@ come only from the reference side. Scores are clamped to [0, max].
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from grader.record import Exercise, ExerciseStatus
 from grader.sanitise import Sanitised
-from grader.wire import CellResult, RawResult
+from grader.wire import CellResult, CellStatus, RawResult
 from torchcourse.contract import ATOL, RTOL, plain_difference
-
-
-@dataclass
-class Exercise:
-    grade_id: str
-    notebook: str
-    max_points: float
-    score: float = 0.0
-    status: str = "not_run"        # passed, failed, unverified, not_run, timeout, budget, crashed, tampered, error
-    reason: str = ""               # for the learner and the report: the first failing check or what went wrong
-    detail: str = ""               # for the instructor only: the full difference or error (may quote hidden data)
-    flags: list[str] = field(default_factory=list)
-
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 def emitted(records: Any, slug: str) -> tuple[list[tuple[str, Any, dict]], list[str]]:
@@ -83,15 +68,14 @@ def cell_states(raw: RawResult, n_cells: int) -> list[str]:
     first_missing = True
     for i in range(n_cells):
         line = raw.cells.get(i)
-        if line is not None and line["status"] != "unfinished":
-            states.append(line["status"])
+        if line is not None and line.status != CellStatus.UNFINISHED:
+            states.append(line.status)
             continue
         if first_missing:
             first_missing = False
             if raw.status in ("timeout", "budget"):
                 states.append(raw.status)
-            elif raw.signal is not None or (raw.code not in (None, 0)) or raw.status in ("worker_died",
-                                                                                          "worker_error"):
+            elif raw.signal is not None or (raw.code not in (None, 0)) or raw.status.grader_side:
                 states.append("crashed")
             else:
                 states.append("missing")
@@ -100,10 +84,10 @@ def cell_states(raw: RawResult, n_cells: int) -> list[str]:
     return states
 
 
-def first_error(line: CellResult | dict | None) -> str:
-    if not line:
+def first_error(line: CellResult | None) -> str:
+    if line is None:
         return ""
-    for out in line.get("outputs", []):
+    for out in line.outputs:
         if type(out) is dict and out.get("output_type") == "error":
             ename, evalue = str(out.get("ename", "")), str(out.get("evalue", ""))
             return f"{ename}: {evalue}"[:500]
@@ -119,7 +103,7 @@ def reference_values(sol: Sanitised, raw: RawResult) -> dict[str, list[tuple[str
             raise RuntimeError(f"the solution fails its own test cell {gid!r} ({states[pos]}): "
                                f"{first_error(raw.cells.get(pos))} [run: {raw.status}, exit code {raw.code}, "
                                f"signal {raw.signal}, {raw.error[-300:]}]")
-        values, bad = emitted(raw.cells[pos].get("emits"), gid)
+        values, bad = emitted(raw.cells[pos].emits, gid)
         if bad:
             raise RuntimeError(f"the solution's test cell {gid!r} emitted malformed values: {bad}")
         refs[gid] = values
@@ -131,28 +115,24 @@ def _tampering(raw: RawResult, upto: int) -> list[str]:
     function set in an answer cell, a patched library) works on every check after it."""
     found = []
     for i in sorted(k for k in raw.cells if k <= upto):
-        t = raw.cells[i].get("tampered")
-        if type(t) is list:
-            found += [str(x)[:200] for x in t]
+        found += [str(x)[:200] for x in raw.cells[i].tampered]
     return list(dict.fromkeys(found))
 
 
-def learner_reason(line: CellResult | dict | None, before_hidden: bool) -> str:
+def learner_reason(line: CellResult | None, before_hidden: bool) -> str:
     """What a learner may read about a failed checks cell. Only what provably came before any hidden code
     was in the process is quoted (an error of the visible checks, which the learner can rerun at home
     anyway); afterwards learner code could have smuggled hidden cases into any message it shapes (an
     exception's text, a returned string in "f(x) returned ..."), so the learner reads which kind of check
     failed, not its text. The instructor has the text in ``detail``."""
-    if not line:
+    if line is None:
         return ""
-    outputs = line.get("outputs") if type(line.get("outputs")) is list else []
-    shown = line.get("shown") if type(line.get("shown")) is int else 0
-    for k, out in enumerate(outputs):
+    for k, out in enumerate(line.outputs):
         if type(out) is dict and out.get("output_type") == "error":
             ename, evalue = str(out.get("ename", "")), str(out.get("evalue", ""))
             if ename == "NotImplementedError":
                 return "not answered yet (the answer cell still raises NotImplementedError)"
-            if k < shown:
+            if k < line.shown:
                 if before_hidden:
                     return f"{ename}: {evalue}"[:500]
                 return f"a visible check failed ({ename}); run this exercise's checks in your notebook to see why"
@@ -165,11 +145,9 @@ def _hidden_started(raw: RawResult, grade_positions) -> int:
     last cell when none did."""
     for pos in sorted(grade_positions):
         line = raw.cells.get(pos)
-        if not line:
+        if line is None:
             continue
-        shown = line.get("shown") if type(line.get("shown")) is int else 0
-        outs = line.get("outputs") if type(line.get("outputs")) is list else []
-        if not any(type(o) is dict and o.get("output_type") == "error" for o in outs[:shown]):
+        if not any(type(o) is dict and o.get("output_type") == "error" for o in line.outputs[:line.shown]):
             return pos
     return 1 << 30
 
@@ -183,20 +161,20 @@ def judge(notebook: str, sub: Sanitised, raw: RawResult, refs: dict[str, list]) 
         ex = Exercise(gid, notebook, max_points)
         pos = sub.grade_cells.get(gid)
         if pos is None:
-            ex.status, ex.reason = "error", "the test cell is missing and could not be restored"
+            ex.status, ex.reason = ExerciseStatus.ERROR, "the test cell is missing and could not be restored"
             result.append(ex)
             continue
         state = states[pos]
         line = raw.cells.get(pos)
         tampered = _tampering(raw, pos)
         if tampered:  # scores 0 whatever the checks said; the instructor sees why
-            ex.status = "tampered"
+            ex.status = ExerciseStatus.TAMPERED
             ex.reason = "the notebook interfered with the grader's checks, so this exercise is not scored"
             ex.flags.append("tampered: " + "; ".join(tampered[:5]))
             result.append(ex)
             continue
         if state != "ok":
-            ex.status = "failed" if state == "error" else state
+            ex.status = ExerciseStatus.FAILED if state == CellStatus.ERROR else ExerciseStatus(state)
             ex.detail = first_error(line)
             ex.reason = learner_reason(line, pos <= hidden_from) or {
                 "timeout": "a cell ran past its time limit before this check",
@@ -210,25 +188,25 @@ def judge(notebook: str, sub: Sanitised, raw: RawResult, refs: dict[str, list]) 
                 ex.flags.append(state)
             result.append(ex)
             continue
-        got, bad = emitted(line.get("emits"), gid)
+        got, bad = emitted(line.emits, gid)
         ref = refs.get(gid, [])
         diff = compare(ref, got)
         if bad:
-            ex.status, ex.reason = "failed", "; ".join(bad[:3])
+            ex.status, ex.reason = ExerciseStatus.FAILED, "; ".join(bad[:3])
             ex.flags.append("malformed emitted values")
         elif diff:
             # The learner reads which value differs, not the solution's value (hidden test data).
-            ex.status, ex.detail = "failed", diff
+            ex.status, ex.detail = ExerciseStatus.FAILED, diff
             ex.reason = "a graded check's value differs from the solution's (" + diff.split(":")[0][:80] + ")"
             # The sandbox said every check passed, yet the values are wrong: someone fooled the checks.
             ex.flags.append("checks passed in the sandbox but the values are wrong")
         elif not ref:
             # Nothing to compare outside: a status claimed inside the learner's process is no proof.
-            ex.status = "unverified"
+            ex.status = ExerciseStatus.UNVERIFIED
             ex.reason = "the grader has no values to compare for this exercise; your instructor will review it"
             ex.flags.append("this exercise emits no values: unverified, scored 0 until reviewed")
         else:
-            ex.status, ex.score = "passed", max_points
+            ex.status, ex.score = ExerciseStatus.PASSED, max_points
         ex.score = min(max(ex.score, 0.0), max_points)
         result.append(ex)
     if result and raw.notes:  # what the sandbox saw of the whole run (its temp space full, ...), said once

@@ -88,6 +88,19 @@ class LocalPool:
             w.close()
 
 
+def with_one_retry(pool: LocalPool | DaskPool, jobs: Iterable[Job]) -> Iterator[tuple[Job, RawResult, bool]]:
+    """`(job, result, final)` for every job as `pool` runs it; a job that failed for a grader-side reason
+    (`RunStatus.grader_side`: the grader's trouble, not the learner's) runs once more, after the rest, and its
+    failed attempt comes first with `final` False."""
+    retry: list[Job] = []
+    for job, raw in pool.run(jobs):
+        if raw.status.grader_side:
+            retry.append(job)
+        yield job, raw, not raw.status.grader_side
+    for job, raw in pool.run(retry):
+        yield job, raw, True
+
+
 # --------------------------------------------------------------------------- Dask
 
 _local = threading.local()

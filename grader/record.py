@@ -4,7 +4,8 @@
 commit); `feedback` and `report` read it with `load`, which refuses links and special files and reads
 at most `limits.RECORD_BYTES`, then keeps at most `limits.RECORD_ITEMS` exercises, flags and runs and
 `limits.TEXT_CHARS` characters of each text, so neither command can be made slow or large by a record.
-Keys a newer grader adds are ignored; a record that does not fit the schema reads as None (no record),
+Keys a newer grader adds are ignored; a record that does not fit the schema (an exercise status that is
+not an `ExerciseStatus`, a score that is not a finite number, ...) reads as None (no record),
 which `feedback` and `report` say in one line (`unusable`).
 """
 
@@ -14,7 +15,8 @@ import json
 import math
 import os
 import stat
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
+from enum import StrEnum
 from pathlib import Path
 
 from grader.limits import RECORD_BYTES, RECORD_ITEMS, cap_text
@@ -32,24 +34,44 @@ def _opt_int(x: object) -> int | None:
     return x if type(x) is int else None
 
 
+class ExerciseStatus(StrEnum):
+    """How the judge decided one exercise; only PASSED scores. A str enum: the record's JSON is the word."""
+
+    PASSED = "passed"
+    FAILED = "failed"               # a check failed, or a value differs from the solution's
+    UNVERIFIED = "unverified"       # the solution emits nothing to compare: 0 until a person reviews it
+    NOT_RUN = "not_run"             # an earlier cell stopped the notebook
+    TIMEOUT = "timeout"             # a cell ran past its time limit before this check
+    BUDGET = "budget"               # the notebook ran past its total time budget before this check
+    CRASHED = "crashed"             # the process died before this check finished
+    MISSING = "missing"             # no result was reported for this check
+    OUTPUT_LIMIT = "output_limit"   # the check's output was over the size limit
+    TAMPERED = "tampered"           # the notebook interfered with the grader's checks
+    ERROR = "error"                 # the notebook could not be graded, or its test cell is gone
+
+
 @dataclass
-class ExerciseResult:
-    """One test cell's result (judge.Exercise as stored)."""
+class Exercise:
+    """One checks cell's result: what the judge decides and the record stores."""
 
     grade_id: str
     notebook: str
     max_points: float
     score: float = 0.0
-    status: str = "not_run"   # passed, failed, not_run, timeout, budget, crashed, tampered, error
-    reason: str = ""          # for the learner and the report
-    detail: str = ""          # for the instructor only
+    status: ExerciseStatus = ExerciseStatus.NOT_RUN
+    reason: str = ""               # for the learner and the report: the first failing check or what went wrong
+    detail: str = ""               # for the instructor only: the full difference or error (may quote hidden data)
     flags: list[str] = field(default_factory=list)
 
+    def to_dict(self) -> dict:
+        return asdict(self)
+
     @classmethod
-    def from_dict(cls, d: dict) -> ExerciseResult:
+    def from_dict(cls, d: dict) -> Exercise:
         return cls(cap_text(d["grade_id"], 200), cap_text(d["notebook"], 200), _num(d["max_points"]),
-                   _num(d.get("score", 0.0)), cap_text(d.get("status", "not_run"), 40), cap_text(d.get("reason")),
-                   cap_text(d.get("detail")), [cap_text(f) for f in list(d.get("flags") or [])[:RECORD_ITEMS]])
+                   _num(d.get("score", 0.0)), ExerciseStatus(cap_text(d.get("status", "not_run"), 40)),
+                   cap_text(d.get("reason")), cap_text(d.get("detail")),
+                   [cap_text(f) for f in list(d.get("flags") or [])[:RECORD_ITEMS]])
 
 
 @dataclass
@@ -76,7 +98,7 @@ class GradeRecord:
     submitted_at: str | None
     score: float
     max_score: float
-    exercises: list[ExerciseResult]
+    exercises: list[Exercise]
     flags: list[str]
     runs: dict[str, RunInfo]
     graded_at: str
@@ -86,6 +108,10 @@ class GradeRecord:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+    def bounded(self) -> GradeRecord:
+        """This record as `load` reads it back: every text, list and number within the schema's bounds."""
+        return GradeRecord.from_dict(self.to_dict())
 
     @classmethod
     def from_dict(cls, d: dict) -> GradeRecord:
@@ -99,15 +125,13 @@ class GradeRecord:
             seed=d["seed"] if type(d.get("seed")) is int else 0, submission=cap_text(d.get("submission"), 200),
             submitted_at=cap_text(d["submitted_at"], 60) if d.get("submitted_at") else None,
             score=_num(d["score"]), max_score=_num(d["max_score"]),
-            exercises=[ExerciseResult.from_dict(e) for e in list(exercises)[:RECORD_ITEMS]],
+            exercises=[Exercise.from_dict(e) for e in list(exercises)[:RECORD_ITEMS]],
             flags=[cap_text(f) for f in list(d.get("flags") or [])[:RECORD_ITEMS]],
             runs={cap_text(k, 200): RunInfo.from_dict(v) for k, v in list(dict(runs).items())[:RECORD_ITEMS]},
             graded_at=cap_text(d.get("graded_at"), 60),
             grader_errors={cap_text(k, 200): cap_text(v) for k, v in list(dict(errors).items())[:RECORD_ITEMS]},
         )
 
-
-FIELDS = tuple(f.name for f in fields(GradeRecord))
 
 
 def record_path(root: Path, student: str, chapter: str) -> Path:

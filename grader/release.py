@@ -15,7 +15,6 @@ import sys
 from pathlib import Path
 
 from grader.course import Course
-from grader.paths import ROOT
 from torchcourse.contract import MARKERS, cell_source, secret_lines
 
 
@@ -88,19 +87,19 @@ def find_site_leaks(root: Path) -> list[str]:
     return problems
 
 
-def release(chapters: list[str] | None = None, root: Path = ROOT) -> list[str]:
-    """Release each chapter with nbgrader and check it; returns the chapters released."""
-    chapters = chapters or Course(root).assignments()
+def release(course: Course, chapters: list[str] | None = None) -> list[str]:
+    """Release each chapter of `course` with nbgrader and check it; returns the chapters released."""
+    chapters = chapters or course.assignments()
     for chapter in chapters:
         cmd = [sys.executable, "-m", "nbgrader", "generate_assignment", chapter, "--force", "--no-db",
                "--log-level=WARN"]
-        done = subprocess.run(cmd, cwd=root, capture_output=True, text=True)
+        done = subprocess.run(cmd, cwd=course.root, capture_output=True, text=True)
         if done.returncode != 0:
             raise RuntimeError(f"nbgrader could not release {chapter}:\n{done.stdout}{done.stderr}")
-        leaks = find_leaks(root / "solutions" / chapter, root / "chapters" / chapter)
+        leaks = find_leaks(course.solutions / chapter, course.chapters / chapter)
         if leaks:
             raise LeakError("Refusing to release; these would reach learners:\n  " + "\n  ".join(leaks))
-    leaks = find_site_leaks(root)
+    leaks = find_site_leaks(course.root)
     if leaks:
         raise LeakError("Refusing to release; these would reach the site:\n  " + "\n  ".join(leaks))
     return chapters

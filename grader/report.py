@@ -15,7 +15,8 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from grader.course import Course
+from grader.course import COURSE_ID, Course
+from grader.plaintext import csv_cell
 from grader.record import GradeRecord, load_record, unusable
 
 MAX_BARS = 60    # exercises in the pass-rate plot and the CSV (a chapter has far fewer)
@@ -51,7 +52,7 @@ def gradebook_scores(course: Course, chapter: str) -> dict[str, tuple[float, dic
     from nbgrader.api import Gradebook, MissingEntry
 
     found: dict[str, tuple[float, dict[str, float]]] = {}
-    with Gradebook(course.db_url, "torchcourse") as gb:
+    with Gradebook(course.db_url, COURSE_ID) as gb:
         try:
             submissions = gb.find_assignment(chapter).submissions
         except MissingEntry:
@@ -93,11 +94,11 @@ def _report(course: Course, chapter: str) -> tuple[Path, Path]:
     csv_path = course.reports / f"{chapter}.csv"
     with open(csv_path, "w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(["student", "score", "max_score", *exercises, "flags"])
+        w.writerow(["student", "score", "max_score", *map(csv_cell, exercises), "flags"])
         for r in records:
             by = {f"{e.notebook}/{e.grade_id}": e.score for e in r.exercises}
-            w.writerow([r.student, r.score, r.max_score, *[by.get(x, "") for x in exercises],
-                        " | ".join(r.flags[:MAX_FLAGS])])
+            w.writerow([csv_cell(r.student), r.score, r.max_score, *[by.get(x, "") for x in exercises],
+                        csv_cell(" | ".join(r.flags[:MAX_FLAGS]))])
     parts = [f"<h1>{html.escape(chapter)}: {len(records)} submissions</h1>"]
     if records:
         fig = Figure(figsize=(6, 3))

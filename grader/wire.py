@@ -1,7 +1,8 @@
 """What crosses from the sandbox to the judge, typed: a job's key, how its run ended, each cell's result.
 
 The warm worker (`grader/inside/`, inside the sandbox) speaks JSON lines; `grader/sandbox.py`
-parses them into these types, and the pools, `autograde` and the judge read only these. A cell's
+parses them into these types, and the pools, `autograde`, the judge and the autograded notebook read
+only these, by attribute. A cell's
 result is still a *claim* of code that ran beside learner code: the judge treats it as data. The
 enums are `str` enums, so their JSON and their comparisons with plain strings stay what they were.
 """
@@ -10,11 +11,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
 from enum import StrEnum
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 
 class RunStatus(StrEnum):
-    """How one job's run ended, in the worker's account (the first two are the grader's trouble)."""
+    """How one job's run ended, in the worker's account (`grader_side`: the grader's trouble, never the learner's)."""
 
     WORKER_ERROR = "worker_error"   # the grader could not run the job (full disk, a sandbox error, ...)
     WORKER_DIED = "worker_died"     # the warm worker itself stopped
@@ -22,6 +23,12 @@ class RunStatus(StrEnum):
     TIMEOUT = "timeout"             # a cell ran past its wall limit and ignored the interrupt
     BUDGET = "budget"               # the notebook ran past its total wall budget
     OUTPUT_LIMIT = "output_limit"   # a cell wrote more than a cell may on the results channel
+
+    @property
+    def grader_side(self) -> bool:
+        """The grader's trouble (worker killed, full disk, sandbox error), never the learner's: the job is retried
+        once, then recorded with the error, flagged, and regraded by a plain rerun."""
+        return self in (RunStatus.WORKER_ERROR, RunStatus.WORKER_DIED)
 
     @classmethod
     def parse(cls, value: object) -> RunStatus:
@@ -42,17 +49,16 @@ class CellStatus(StrEnum):
 
 
 class JobKey(NamedTuple):
-    """Whose notebook a job runs: a student and a notebook name ("" as student: the solution)."""
+    """Whose notebook a job runs: a student (None: the solution) and a notebook name."""
 
-    student: str
+    student: str | None
     notebook: str
 
 
 @dataclass
 class CellResult:
     """One cell's result as the worker accepted it: the outputs and status the cell claimed, the values
-    its hidden checks emitted (taken by the audit hook) and what tampering was recorded. It also reads
-    like the JSON line it came from (`result["outputs"]`, `result.get("shown")`)."""
+    its hidden checks emitted (taken by the audit hook) and what tampering was recorded."""
 
     i: int
     status: CellStatus
@@ -87,28 +93,6 @@ class CellResult:
     def to_dict(self) -> dict:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
-    def __getitem__(self, key: str) -> Any:
-        if key not in _CELL_FIELDS:
-            raise KeyError(key)
-        return getattr(self, key)
-
-    def get(self, key: str, default: Any = None) -> Any:
-        return getattr(self, key) if key in _CELL_FIELDS else default
-
-
-_CELL_FIELDS = frozenset(f.name for f in fields(CellResult))
-
-
-def cell_result(line: CellResult | dict) -> CellResult:
-    """`line` as a CellResult (a dict is parsed; one that does not parse is kept as an error result)."""
-    if isinstance(line, CellResult):
-        return line
-    parsed = CellResult.parse(line)
-    if parsed is None:
-        i = line.get("i") if type(line) is dict and type(line.get("i")) is int else -1
-        return CellResult(i, CellStatus.ERROR)
-    return parsed
-
 
 @dataclass
 class RawResult:
@@ -128,7 +112,11 @@ class RawResult:
 
     def __post_init__(self) -> None:
         self.status = RunStatus.parse(self.status)
-        self.cells = {int(k): cell_result(v) for k, v in self.cells.items()}
+        for v in self.cells.values():
+            if not isinstance(v, CellResult):
+                raise TypeError(f"a job's cells are CellResults, not {type(v).__name__} (parse a JSON line with "
+                                "CellResult.parse)")
+        self.cells = {int(k): v for k, v in self.cells.items()}
 
     def to_dict(self) -> dict:
         return {"status": str(self.status), "cells": {str(k): v.to_dict() for k, v in self.cells.items()},
@@ -137,5 +125,8 @@ class RawResult:
 
     @classmethod
     def from_dict(cls, d: dict) -> RawResult:
-        return cls(d["status"], {int(k): v for k, v in d["cells"].items()}, d["seconds"], d["code"], d["signal"],
-                   d["error"], list(d.get("preload_errors", [])), list(d.get("notes", [])))
+        """`to_dict`'s JSON read back (a Dask worker's result); a cell that does not parse is kept as an error
+        result of its index."""
+        cells = {int(k): CellResult.parse(v) or CellResult(int(k), CellStatus.ERROR) for k, v in d["cells"].items()}
+        return cls(d["status"], cells, d["seconds"], d["code"], d["signal"], d["error"],
+                   list(d.get("preload_errors", [])), list(d.get("notes", [])))

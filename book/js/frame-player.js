@@ -5,7 +5,8 @@
  * time (torchcourse.widgets.Explorer.frames). This script builds the widget's controls from
  * that data and swaps the frame and message when one moves: no kernel, nothing fetched.
  *
- * data = {axes: [{name, description, kind, labels, start, note}], images: [base64 PNG],
+ * data (torchcourse.frames.FrameData; tests/unit/test_frames.py holds the keys read here to it) =
+ *        {title, axes: [{name, description, kind, labels, start, note}], images: [base64 PNG],
  *         messages: [HTML], frames: [[value index per axis..., image index, message index]],
  *         start: index of the starting frame}
  * A widget may declare only some combinations of values. When the combination a reader asks

@@ -8,25 +8,24 @@ On the static site there is no kernel to call the core, so the wrapper also comp
 *frames* ahead of time: every state of its declared ``frame_space()``, drawn by the same core
 and renderer (see ``Explorer.frames``). When the site build executes a notebook (it sets
 ``SITE_FRAMES_ENV``), a displayed widget outputs a frame player (HTML with the frames embedded)
-instead of the live widget; book/js/frame-player.js swaps the frames when a control moves.
+instead of the live widget; book/js/frame-player.js swaps the frames when a control moves. The
+frames' format, which that script reads, is ``torchcourse.frames.FrameData``.
 """
 
 from __future__ import annotations
 
-import base64
-import html
 import io
 import itertools
-import json
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import ipywidgets as widgets
 from IPython import get_ipython
 from IPython.display import display
 from matplotlib.figure import Figure
+
+from torchcourse.frames import FrameAxis, FrameData, frame_data, player_html
 
 
 def figure_png(fig: Figure) -> bytes:
@@ -84,21 +83,6 @@ SITE_FRAMES_ENV = "TORCHCOURSE_SITE_FRAMES"
 FRAME_CAP = 48
 
 
-@dataclass(frozen=True)
-class FrameAxis:
-    """One control as the site's frame player offers it: the values it steps through."""
-
-    name: str
-    description: str
-    kind: str  # "slider", "select" or "checkbox"
-    values: list
-    labels: list[str]
-    #: The value the live widget starts at (its index in ``values``).
-    start: int
-    #: Shown beside a free-text control turned into a list of curated inputs.
-    note: str = ""
-
-
 def _slider_values(control: widgets.ValueWidget) -> list:
     count = int(round((control.max - control.min) / control.step)) + 1
     if isinstance(control, widgets.IntSlider):
@@ -145,24 +129,6 @@ def _label(control: widgets.ValueWidget, value: Any) -> str:
     if isinstance(value, float):
         return f"{value:g}"
     return str(value)
-
-
-def _png_small(png: bytes) -> bytes:
-    """The renderer's PNG with a 256-colour palette: the same picture at about a third of the bytes."""
-    from PIL import Image
-
-    with Image.open(io.BytesIO(png)) as img:
-        # Fast octree: a few ms a frame, and smaller files than median cut on these flat-colour plots.
-        quantized = img.convert("RGB").quantize(colors=256, method=Image.Quantize.FASTOCTREE, dither=Image.Dither.NONE)
-    buf = io.BytesIO()
-    quantized.save(buf, format="PNG")
-    return buf.getvalue() if buf.tell() < len(png) else png
-
-
-def _script_json(data: Any) -> str:
-    # Inside <script type="application/json">: no "<", ">" or "&" may close or confuse the element.
-    return json.dumps(data, separators=(",", ":")).replace("<", "\\u003c").replace(">", "\\u003e").replace(
-        "&", "\\u0026")
 
 
 class Explorer(widgets.VBox):
@@ -248,12 +214,9 @@ class Explorer(widgets.VBox):
         state = self._compute(**values)
         return figure_png(self._render(state)), getattr(state, "message", "")
 
-    def frames(self) -> dict[str, Any]:
-        """Every state of the frame space, computed and drawn: the player's data (JSON-ready).
-
-        ``frames`` lists each state as its value index per axis followed by its image index and
-        message index; equal pictures and messages are stored once. ``start`` is the starting state.
-        """
+    def frames(self) -> FrameData:
+        """Every state of the frame space, computed and drawn: the player's data (`FrameData`, JSON-ready);
+        equal pictures and messages are stored once."""
         axes, states = self.frame_states()
         images: dict[bytes, int] = {}
         messages: dict[str, int] = {}
@@ -261,29 +224,12 @@ class Explorer(widgets.VBox):
         for state in states:
             png, message = self.frame({a.name: a.values[i] for a, i in zip(axes, state)})
             frames.append([*state, images.setdefault(png, len(images)), messages.setdefault(message, len(messages))])
-        return {
-            "title": self.title,
-            "axes": [{"name": a.name, "description": a.description, "kind": a.kind, "labels": a.labels,
-                      "start": a.start, "note": a.note} for a in axes],
-            "images": [base64.b64encode(_png_small(png)).decode("ascii") for png in images],
-            "messages": list(messages),
-            "frames": frames,
-            "start": states.index(tuple(a.start for a in axes)),
-        }
+        return frame_data(self.title, axes, list(images), list(messages), frames,
+                          states.index(tuple(a.start for a in axes)))
 
     def player_html(self) -> str:
-        """The site's frame player: the starting frame and message (shown without JavaScript too)
-        and every frame as JSON, which book/js/frame-player.js turns into working controls."""
-        data = self.frames()
-        image, message = data["frames"][data["start"]][-2:]
-        alt = html.escape(f"{self.title or type(self).__name__}: " + ", ".join(
-            f"{a['description']} {a['labels'][a['start']]}" for a in data["axes"]), quote=True)
-        title = f"<div class=\"tc-player-title\"><b>{html.escape(self.title)}</b></div>" if self.title else ""
-        return (f'<div class="tc-player" data-widget="{type(self).__module__}.{type(self).__name__}">{title}'
-                '<div class="tc-player-controls"></div>'
-                f'<div class="tc-player-message">{data["messages"][message]}</div>'
-                f'<img class="tc-player-frame" alt="{alt}" src="data:image/png;base64,{data["images"][image]}">'
-                f'<script type="application/json" class="tc-player-data">{_script_json(data)}</script></div>')
+        """The site's frame player (`torchcourse.frames.player_html`) for this widget's frames."""
+        return player_html(self.frames(), f"{type(self).__module__}.{type(self).__name__}", type(self).__name__)
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict | None:
         bundle = super()._repr_mimebundle_(**kwargs)

@@ -7,16 +7,18 @@ import json
 import os
 import shutil
 
-import nbformat
 import pytest
 
 from grader import autograde as autograde_mod
+from grader import batch as batch_mod
+from grader import finish as finish_mod
 from grader import gradebook
-from grader.autograde import Outcome, autograde, executed_notebook, read_timestamp, submission_hash
+from grader.autograde import Outcome, autograde
 from grader.course import Course
+from grader.record import load_record
 from grader.sandbox import RawResult
-from grader.sanitise import Sanitised
-from tests.helpers.tiny import CHAPTER, answered_nb, line, solution_nb, tiny_gradebook, write
+from grader.submission import submission_hash
+from tests.helpers.tiny import CHAPTER, answered_nb, cell, solution_nb, tiny_gradebook, write
 
 real_ensure_assignment = gradebook.ensure_assignment  # the course fixture replaces it
 
@@ -45,7 +47,7 @@ class FakePool:
     def run(self, jobs):
         for job in jobs:
             self.jobs.append(job)
-            yield job, RawResult("exited", {i: line(i, emits=_emits(src), seconds=0.25)
+            yield job, RawResult("exited", {i: cell(i, emits=_emits(src), seconds=0.25)
                                             for i, src in enumerate(job.cells)},
                                  0.1, 0, None, "",
                                  list(self.preload_errors))
@@ -126,7 +128,7 @@ def test_a_students_longest_notebooks_run_first(tmp_path, gradebook_template, mo
     monkeypatch.setattr(autograde_mod, "warn_missing", lambda: [])
     monkeypatch.setattr(gradebook, "ensure_assignment", lambda course, chapter: None)
     out = autograde(Course(root), CHAPTER, progress=False, seed=1)
-    assert [job.key for job in pools[0].jobs] == [("", "a"), ("", "b"), ("", "c"),
+    assert [job.key for job in pools[0].jobs] == [(None, "a"), (None, "b"), (None, "c"),
                                                   ("ann", "b"), ("ann", "c"), ("ann", "a")]
     assert out.not_recorded == {} and out["ann"]["score"] == 15.0
     rec = json.loads((root / "autograded" / "ann" / CHAPTER / ".torchcourse-grade.json").read_text())
@@ -174,7 +176,7 @@ def test_a_chapter_that_cannot_be_graded_is_an_error_exit(course, monkeypatch, c
     def broken(*args, **kwargs):
         raise RuntimeError("the solution fails its own test cell 'ex'")
 
-    monkeypatch.setattr(autograde_mod, "reference_values", broken)
+    monkeypatch.setattr(batch_mod, "reference_values", broken)
     assert cli(["--root", str(course.root), "autograde"]) == 1
     assert f"autograde: {CHAPTER} not graded: the solution fails its own test cell 'ex'" in capsys.readouterr().err
 
@@ -220,163 +222,6 @@ def test_a_garbled_timestamp_is_a_flag_on_the_record_and_the_report(course, cont
 
     csv_path, html_path = report(course, CHAPTER)
     assert flag.split("'")[0] in csv_path.read_text() and "timestamp.txt" in html_path.read_text()
-
-
-def test_read_timestamp(tmp_path):
-    assert read_timestamp(tmp_path) == (None, None)  # absent: no time was given, nothing to flag
-    (tmp_path / "timestamp.txt").write_text("2026-11-30T13:00:00.5+01:00\n")
-    when, flag = read_timestamp(tmp_path)
-    assert str(when) == "2026-11-30 12:00:00.500000" and flag is None
-    (tmp_path / "timestamp.txt").unlink()
-    (tmp_path / "real.txt").write_text("2026-11-30 12:00:00 UTC")
-    (tmp_path / "timestamp.txt").symlink_to(tmp_path / "real.txt")
-    assert read_timestamp(tmp_path) == (None, "timestamp.txt is a symbolic link, not read; the submission time is "
-                                              "unknown")
-    (tmp_path / "timestamp.txt").unlink()
-    (tmp_path / "timestamp.txt").mkdir()
-    assert "not a regular file" in read_timestamp(tmp_path)[1]
-
-
-def test_the_executed_notebook_keeps_only_valid_outputs(tmp_path):
-    nb = solution_nb()
-    code = [i for i, c in enumerate(nb.cells) if c.cell_type == "code"]
-    sub = Sanitised(nb, code, {"ex": 2, "ey": 3}, {"ex": 2.0, "ey": 3.0}, [])
-    forged = [{"output_type": "stream", "name": "stdin", "text": "x"},        # not a stream a cell writes
-              {"output_type": "stream", "name": "stdout", "text": 5},
-              {"output_type": "display_data", "data": {"text/html": "<b>ok</b>", "application/x-evil": "x",
-                                                       "text/plain": ["not", "a", "str"]}},
-              {"output_type": "execute_result", "data": {"text/plain": "1"}, "execution_count": "9"},
-              "junk",
-              {"output_type": "stream", "name": "stdout", "text": "hello\n"}]
-    run = RawResult("exited", {0: line(0), 1: line(1, forged)}, 1.0, None, 11, "")
-    out = executed_notebook(sub, run)
-    cells = [out.cells[i] for i in code]
-    assert cells[1].outputs == [
-        nbformat.v4.new_output("display_data", data={"text/html": "<b>ok</b>"}),
-        nbformat.v4.new_output("execute_result", data={"text/plain": "1"}, execution_count=None),
-        nbformat.v4.new_output("stream", name="stdout", text="hello\n")]
-    assert cells[2].outputs[0]["ename"] == "GraderCrashed" and cells[3].outputs == []
-    nbformat.validate(out)
-
-
-def test_every_output_the_grader_keeps_from_any_claim_is_valid_nbformat():
-    """executed_notebook checks the learner's notebook against nbformat's schema but not the outputs, which
-    _clean_output builds: whatever a result line claims, what it keeps must be valid on its own."""
-    import itertools
-
-    from grader.autograde import _clean_output
-
-    values = [None, True, False, -1, 0, 7, 2**70, 1.5, "", "s", "\ud800", ["a", "b"], [1], {}, {"k": "v"},
-              {"text/plain": "x"}, {"text/plain": ["x", "y"]}, {"text/plain": 3}, {"application/json": {"a": [1]}},
-              {"application/vnd.x+json": 3}, {"application/xjson": {"a": 1}}, {"image/png": 5},
-              {"image/svg+xml": "<svg/>"}, {"text/html": "<script>x</script><b>b</b>"}, {"": "x"},
-              {"metadata": {"a": 1}}, {"application/javascript": "alert(1)"}]
-    kept = 0
-    for kind in ("stream", "display_data", "execute_result", "error", "update_display_data", "x", None, 5):
-        for k, (a, b) in enumerate(itertools.product(values, repeat=2)):
-            c = values[k * 7 % len(values)]
-            for claim in ({"output_type": kind, "name": a, "text": b, "extra": c},
-                          {"output_type": kind, "name": "stdout", "text": a},
-                          {"output_type": kind, "data": a, "metadata": b, "execution_count": c},
-                          {"output_type": kind, "data": {"text/plain": "x", "application/json": a, "text/html": b},
-                           "execution_count": c},
-                          {"output_type": kind, "ename": a, "evalue": b, "traceback": c},
-                          {"output_type": kind, "ename": "E", "evalue": "v", "traceback": [a, b]}):
-                out = _clean_output(claim)
-                if out is None:
-                    continue
-                kept += 1
-                nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x", outputs=[out])])
-                nbformat.validate(nb)
-    assert kept > 1000  # the claims above reach every kind the grader keeps
-
-
-def test_a_json_output_is_kept_as_parsed_unless_it_nests_too_deep_to_write():
-    from grader.autograde import JSON_DEPTH, _clean_output
-
-    def nested(depth):
-        v: object = 1
-        for k in range(depth):
-            v = [v] if k % 2 else {"k": v}
-        return v
-
-    for depth in (0, 1, JSON_DEPTH):
-        value = nested(depth)
-        out = _clean_output({"output_type": "display_data", "data": {"application/json": value}})
-        assert out is not None and out["data"]["application/json"] == value
-        json.dumps(out)
-    assert _clean_output({"output_type": "display_data", "data": {"application/json": nested(JSON_DEPTH + 1)}}) \
-        is None
-
-
-def test_an_autograded_notebook_keeps_outputs_up_to_its_bound_in_order_and_says_what_it_left_out(monkeypatch):
-    nb = solution_nb()
-    code = [i for i, c in enumerate(nb.cells) if c.cell_type == "code"]
-    sub = Sanitised(nb, code, {"ex": 2, "ey": 3}, {"ex": 2.0, "ey": 3.0}, [])
-
-    def out(k):
-        return {"output_type": "stream", "name": "stdout", "text": f"{k}" * 600}
-
-    size = len(json.dumps(nbformat.from_dict(out(0))))
-    run = RawResult("exited", {0: line(0, [out(0), out(1), out(2)]), 1: line(1, [out(3)])}, 1.0, 0)
-    texts = lambda nbk, pos: [o["text"][:1] for o in nbk.cells[code[pos]].outputs]  # noqa: E731
-    # Exactly room for all four: every one is kept.
-    monkeypatch.setattr(autograde_mod, "NOTEBOOK_OUTPUT_BYTES", 4 * size)
-    kept = executed_notebook(sub, run)
-    assert texts(kept, 0) == ["0", "1", "2"] and texts(kept, 1) == ["3"]
-    # One byte less: the first three are kept, the fourth is left out and the cell says so.
-    monkeypatch.setattr(autograde_mod, "NOTEBOOK_OUTPUT_BYTES", 4 * size - 1)
-    cut = executed_notebook(sub, run)
-    assert texts(cut, 0) == ["0", "1", "2"] and texts(cut, 1) == ["["]
-    assert cut.cells[code[1]].outputs[0]["text"].startswith("[outputs left out: the notebook's outputs are over")
-    # Room for two and a half: the third output and everything after it are left out.
-    monkeypatch.setattr(autograde_mod, "NOTEBOOK_OUTPUT_BYTES", 2 * size + size // 2)
-    cut = executed_notebook(sub, run)
-    assert texts(cut, 0) == ["0", "1", "["] and texts(cut, 1) == ["["]
-    monkeypatch.setattr(autograde_mod, "NOTEBOOK_OUTPUT_BYTES", 100 * size)
-    assert executed_notebook(sub, run).cells[code[0]].outputs == kept.cells[code[0]].outputs
-    nbformat.validate(cut)
-
-
-def test_a_notebook_invalid_outside_its_outputs_keeps_no_outputs():
-    nb = solution_nb()
-    code = [i for i, c in enumerate(nb.cells) if c.cell_type == "code"]
-    md = next(i for i, c in enumerate(nb.cells) if c.cell_type == "markdown")
-    nb.cells[md]["execution_count"] = 3  # no key a markdown cell may have
-    sub = Sanitised(nb, code, {"ex": 2, "ey": 3}, {"ex": 2.0, "ey": 3.0}, [])
-    run = RawResult("exited", {0: line(0, [{"output_type": "stream", "name": "stdout", "text": "hi\n"}])}, 1.0, 0)
-    out = executed_notebook(sub, run)
-    assert all(out.cells[i].outputs == [] for i in code)
-    good = executed_notebook(Sanitised(solution_nb(), code, {"ex": 2, "ey": 3}, {"ex": 2.0, "ey": 3.0}, []), run)
-    assert good.cells[code[0]].outputs == [nbformat.v4.new_output("stream", name="stdout", text="hi\n")]
-
-
-def test_only_a_learners_markdown_is_rendered_to_be_checked_the_chapters_own_is_left_as_it_is():
-    # The chapter's own markdown (every cell of its solutions) was rendered and cleaned once a batch, 0.2 s for
-    # chapter 1; a cell whose text is not the chapter's is the learner's and is still made inert.
-    from grader.autograde import chapter_markdown
-
-    nb = solution_nb()
-    code = [i for i, c in enumerate(nb.cells) if c.cell_type == "code"]
-    own, theirs = "[a](javascript:alert(1))", "[b](javascript:alert(2))"
-    nb.cells[0].source = own
-    sol = Sanitised(nb, code, {"ex": 2, "ey": 3}, {"ex": 2.0, "ey": 3.0}, [])
-    sub = Sanitised(nbformat.from_dict(json.loads(json.dumps(nb))), code, sol.grade_cells, sol.points, [])
-    sub.nb.cells.append(nbformat.v4.new_markdown_cell(theirs))
-    run = RawResult("exited", {}, 1.0, 0)
-    out = executed_notebook(sub, run, chapter_markdown({"nb": sol}))
-    assert out.cells[0].source == own and out.cells[-1].source != theirs and "javascript" not in out.cells[-1].source
-    assert "javascript" not in executed_notebook(sub, run).cells[0].source  # not the chapter's: checked
-
-
-def test_the_submission_hash_sees_notebooks_only(tmp_path):
-    write(answered_nb(), tmp_path / "nb.ipynb")
-    first = submission_hash(tmp_path)
-    (tmp_path / "notes.txt").write_text("x")
-    os.symlink(tmp_path / "nb.ipynb", tmp_path / "link.ipynb")
-    assert submission_hash(tmp_path) == first
-    write(answered_nb(x="    return 0"), tmp_path / "nb.ipynb")
-    assert submission_hash(tmp_path) != first
 
 
 def test_a_student_entry_that_is_not_a_real_folder_is_named_not_recorded(course, capsys, cli):
@@ -483,19 +328,19 @@ def test_a_regrade_that_fails_leaves_no_record_of_the_old_submission(course, mon
     could not be written) kept the old record: feedback and report showed the old score beside the new gradebook."""
     autograde(course, CHAPTER, progress=False, seed=1)
     write(answered_nb(x="    return 0"), course.submitted / "bob" / CHAPTER / "nb.ipynb")
-    real = autograde_mod._atomic_write
+    real = finish_mod._atomic_write
 
     def full_disk(path, text):
         if "/bob/" in str(path):
             raise OSError(28, "No space left on device")
         real(path, text)
 
-    monkeypatch.setattr(autograde_mod, "_atomic_write", full_disk)
+    monkeypatch.setattr(finish_mod, "_atomic_write", full_disk)
     out = autograde(course, CHAPTER, progress=False, seed=1)
     assert out.not_recorded == {"bob": "OSError: [Errno 28] No space left on device"}
-    assert autograde_mod.read_record(course, "bob", CHAPTER) is None
-    assert autograde_mod.read_record(course, "ann", CHAPTER)["score"] == 5.0
-    monkeypatch.setattr(autograde_mod, "_atomic_write", real)
+    assert load_record(course, "bob", CHAPTER) is None
+    assert load_record(course, "ann", CHAPTER).score == 5.0
+    monkeypatch.setattr(finish_mod, "_atomic_write", real)
     assert sorted(autograde(course, CHAPTER, progress=False)) == ["bob"]
 
 

@@ -21,7 +21,7 @@ from grader.course import Course
 from grader.record import GradeRecord, load, load_record
 from grader.sandbox import RawResult, parse_results
 from tests.helpers.course import REPO
-from tests.helpers.tiny import CHAPTER, answered_nb, line, solution_nb, tiny_gradebook, write
+from tests.helpers.tiny import CHAPTER, answered_nb, cell, line, solution_nb, tiny_gradebook, write
 
 FLOOD = 150_000
 MEMORY = 3 * 2**30  # address space for feedback and report (Python, nbconvert and matplotlib take ~1 GiB of it)
@@ -52,7 +52,7 @@ def test_result_lines_are_bounded_in_bytes_and_count_before_parsing(results_file
     cells = parse_results(results_file, 5)
     took = time.monotonic() - start
     assert sorted(cells) == [0, 3], sorted(cells)  # the over-long and the over-full lines are dropped
-    outs = cells[0]["outputs"]
+    outs = cells[0].outputs
     assert len(outs) == limits.OUTPUTS_PER_CELL
     assert outs[-1]["text"] == f"[{FLOOD - limits.OUTPUTS_PER_CELL + 1} more outputs left out by the grader]\n"
     assert took < 15, f"parsing took {took:.1f} s"
@@ -84,7 +84,7 @@ class FloodPool:
 
     def run(self, jobs):
         for job in jobs:
-            cells = {i: line(i) for i in range(len(job.cells))}
+            cells = {i: cell(i) for i in range(len(job.cells))}
             if job.key[0]:  # a student's job (the reference run gets plain lines)
                 cells[0] = parse_results(self.path, len(job.cells))[0]
             yield job, RawResult("exited", cells, 0.1, 0, None, "", [])

@@ -10,8 +10,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from grader.collect import TIME_FORMAT, from_exchange, from_folder, person_of
+from grader.collect import TIME_FORMAT, from_exchange, from_folder
 from grader.course import COURSE_ID, Course
+from grader.lms import person_of
 
 CH = "01-tensors"
 NB = '{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}'
@@ -210,14 +211,12 @@ def test_a_learners_own_file_name_never_names_another_person(course, tmp_path):
         f"Chapter 1_victim_attempt_{stamp}_a-basics.ipynb": '{"victim": 1}',
         f"Chapter 1_zed_attempt_{stamp}_x_victim_attempt_{stamp}_a-basics.ipynb": '{"zed": 1}',
         "smithjane_1001_5001_b-more.ipynb": '{"jane": 1}',
-        f"mallory_2002_5005_x_smithjane 1001_attempt_{stamp}_b-more.ipynb": '{"mallory": 1}',
-        "kim_1003_5006_Jo Lee_4410123_assignsubmission_file_a-basics.ipynb": '{"kim": 1}'})
+        f"mallory_2002_5005_x_smithjane 1001_attempt_{stamp}_b-more.ipynb": '{"mallory": 1}'})
     done = from_folder(course, CH, src)
     assert done.refused == []
-    assert sorted(done.ids.values()) == ["kim_1003", "mallory_2002", "smithjane_1001", "victim", "zed"]
+    assert sorted(done.ids.values()) == ["mallory_2002", "smithjane_1001", "victim", "zed"]
     for sid, nb, who in [("victim", "a-basics", "victim"), ("zed", "a-basics", "zed"),
-                         ("smithjane_1001", "b-more", "jane"), ("mallory_2002", "b-more", "mallory"),
-                         ("kim_1003", "a-basics", "kim")]:
+                         ("smithjane_1001", "b-more", "jane"), ("mallory_2002", "b-more", "mallory")]:
         assert (course.submitted / sid / CH / f"{nb}.ipynb").read_text() == f'{{"{who}": 1}}'
 
 
@@ -326,11 +325,11 @@ def test_a_plain_file_name_keeps_the_whole_name_before_the_notebook(course, tmp_
     src = _download(tmp_path, {"jo_lee_a-basics.ipynb": '{"who": "lee"}', "jo_smith_2_a-basics-1.ipynb":
                                '{"who": "smith"}', "a-basics.ipynb": NB, "b-more_b-more.ipynb": NB})
     done = from_folder(course, CH, src)
-    assert done.ids == {"jo_lee": "jo_lee", "jo_smith": "jo_smith", "b-more": "b-more"}
+    assert done.ids == {"jo_lee": "jo_lee", "jo_smith_2": "jo_smith_2", "b-more": "b-more"}
     assert done.refused == [("a-basics.ipynb", "its name holds no student's (expected <student>_<notebook>.ipynb, "
                                                "or one folder per student)")]
     assert (course.submitted / "jo_lee" / CH / "a-basics.ipynb").read_text() == '{"who": "lee"}'
-    assert (course.submitted / "jo_smith" / CH / "a-basics.ipynb").read_text() == '{"who": "smith"}'
+    assert (course.submitted / "jo_smith_2" / CH / "a-basics.ipynb").read_text() == '{"who": "smith"}'
 
 
 def test_a_blackboard_name_that_also_reads_as_canvas_is_blackboards(course, tmp_path):
@@ -345,3 +344,86 @@ def test_a_blackboard_name_that_also_reads_as_canvas_is_blackboards(course, tmp_
     done = from_folder(course, CH, src)
     assert sorted(done.ids.values()) == ["20231234", "20231235", "jane_1_4410123"]
     assert (course.submitted / "20231234" / CH / "a-basics.ipynb").read_text() == '{"who": 1}'
+
+
+def _zip(path, names: dict[str, str]):
+    import zipfile
+
+    with zipfile.ZipFile(path, "w") as zf:
+        for name, text in names.items():
+            zf.writestr(name, text)
+    return path
+
+
+VICTIM = "Jane Smith_4410123_assignsubmission_file_"
+# A Moodle learner (participant 4410999) whose display name is the victim's name, id and Moodle's marker.
+FORGED = "Jane Smith_4410123_assignsubmission_file_x_4410999_assignsubmission_file_"
+
+
+def test_a_moodle_display_name_naming_another_participant_never_gets_her_folder(course, tmp_path):
+    """Flat download: the forged name reads as the victim's file and as participant 4410999's, so it is refused
+    with both readings; the victim and an honest participant beside them are collected."""
+    z = _zip(tmp_path / "moodle.zip", {f"{VICTIM}a-basics.ipynb": '{"victim": 1}',
+                                       f"{FORGED}a-basics.ipynb": '{"forged": 1}',
+                                       "Kim Lee_4410200_assignsubmission_file_b-more.ipynb": '{"kim": 1}'})
+    done = from_folder(course, CH, z)
+    assert done.ids == {"Jane Smith (Moodle user 4410123)": "jane_smith_4410123",
+                        "Kim Lee (Moodle user 4410200)": "kim_lee_4410200"}
+    [(entry, why)] = done.refused
+    assert entry == f"{FORGED}a-basics.ipynb"
+    assert why.startswith("its name reads two ways, as Moodle ('Jane Smith', user 4410123) and as Moodle ('Jane "
+                          "Smith_4410123_assignsubmission_file_x', user 4410999)")
+    assert (course.submitted / "jane_smith_4410123" / CH / "a-basics.ipynb").read_text() == '{"victim": 1}'
+    assert course.students(CH) == ["jane_smith_4410123", "kim_lee_4410200"]
+    # A later download holding only the forged file still gives it to nobody.
+    done = from_folder(course, CH, _zip(tmp_path / "again.zip", {f"{FORGED}a-basics.ipynb": '{"forged": 2}'}))
+    assert done.ids == {} and "reads two ways" in done.refused[0][1]
+    assert (course.submitted / "jane_smith_4410123" / CH / "a-basics.ipynb").read_text() == '{"victim": 1}'
+
+
+@pytest.mark.parametrize("as_zip", [True, False])
+def test_a_moodle_folder_download_reads_the_participant_id_moodle_wrote_last(course, tmp_path, as_zip):
+    """In a download in folders Moodle's part ends the folder's name: the forger is collected as herself
+    (participant 4410999), never into the victim's folder."""
+    files = {f"{VICTIM}/a-basics.ipynb": '{"victim": 1}', f"{FORGED}/a-basics.ipynb": '{"forged": 1}'}
+    src = _zip(tmp_path / "moodle.zip", files) if as_zip else _download(tmp_path, files)
+    done = from_folder(course, CH, src)
+    assert done.refused == []
+    forger = "jane_smith_4410123_assignsubmission_file_x_4410999"
+    assert done.ids == {"Jane Smith (Moodle user 4410123)": "jane_smith_4410123",
+                        "Jane Smith_4410123_assignsubmission_file_x (Moodle user 4410999)": forger}
+    assert (course.submitted / "jane_smith_4410123" / CH / "a-basics.ipynb").read_text() == '{"victim": 1}'
+    assert (course.submitted / forger / CH / "a-basics.ipynb").read_text() == '{"forged": 1}'
+    assert (course.submitted / forger / ".torchcourse" / "identity").read_text() == "moodle:4410999\n"
+
+
+def test_a_name_that_reads_as_canvas_and_as_moodle_is_refused(course, tmp_path):
+    """'kim_1003_5006_Jo Lee_4410123_assignsubmission_file_a-basics.ipynb' is Canvas user 1003's file named
+    'Jo Lee_4410123_...', or Moodle participant 4410123's whose display name is 'kim_1003_5006_Jo Lee': each
+    reading's LMS part lies in the other's learner text. A Canvas learner's own file name that imitates
+    another learner's prefix is still the uploader's."""
+    z = _zip(tmp_path / "canvas.zip", {
+        "kim_1003_5006_Jo Lee_4410123_assignsubmission_file_a-basics.ipynb": '{"two ways": 1}',
+        "smithjane_1001_5001_a-basics.ipynb": '{"jane": 1}',
+        "mallory_2002_5005_smithjane_1001_5001_a-basics.ipynb": '{"mallory": 1}'})
+    done = from_folder(course, CH, z)
+    assert sorted(done.ids.values()) == ["mallory_2002", "smithjane_1001"]
+    [(entry, why)] = done.refused
+    assert entry.startswith("kim_1003_5006_Jo Lee") and "as Canvas ('kim', user 1003) and as Moodle" in why
+    assert (course.submitted / "smithjane_1001" / CH / "a-basics.ipynb").read_text() == '{"jane": 1}'
+    assert (course.submitted / "mallory_2002" / CH / "a-basics.ipynb").read_text() == '{"mallory": 1}'
+
+
+@pytest.mark.parametrize("as_zip", [True, False])
+def test_a_plain_file_name_keeps_trailing_digits_in_the_student(course, tmp_path, as_zip):
+    """'<student>_<notebook>.ipynb': trailing digits were dropped from the student, so kim_2's notebook replaced
+    kim's. A name holding the notebook's name twice, a student before each, reads two ways and is refused."""
+    files = {"kim_a-basics.ipynb": '{"kim": 1}', "kim_2_a-basics.ipynb": '{"kim_2": 1}',
+             "kim_a-basics_a-basics.ipynb": '{"two ways": 1}', "2_b-more.ipynb": '{"2": 1}'}
+    src = _zip(tmp_path / "plain.zip", files) if as_zip else _download(tmp_path, files)
+    done = from_folder(course, CH, src)
+    assert done.ids == {"kim": "kim", "kim_2": "kim_2", "2": "2"}
+    assert done.refused == [("kim_a-basics_a-basics.ipynb", "its name reads two ways, as a-basics of 'kim' and of "
+                             "'kim_a-basics'; not collected (rename it <student>_<notebook>.ipynb)")]
+    assert (course.submitted / "kim" / CH / "a-basics.ipynb").read_text() == '{"kim": 1}'
+    assert (course.submitted / "kim_2" / CH / "a-basics.ipynb").read_text() == '{"kim_2": 1}'

@@ -16,7 +16,7 @@ import pytest
 
 from grader import gradebook
 from grader.course import Course
-from grader.judge import Exercise
+from grader.record import Exercise
 from grader.sanitise import sanitise
 from tests.helpers.gradebook_rows import gradebook_rows
 from tests.helpers.tiny import answer_cell, checks_cell, meta, record_in_gradebook, solution_nb, write

@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from grader.judge import cell_states, compare, emitted, judge, reference_values
+from grader.record import ExerciseStatus
 from grader.sanitise import Sanitised
 from tests.helpers.tiny import emit_output, error_output, line, raw, solution_nb
 from torchcourse import grading
@@ -203,6 +204,7 @@ def test_a_run_that_stopped_before_the_checks_scores_them_zero(status, sig, code
     assert cell_states(run, 4) == ["ok", "ok", state, "not_run"]
     result = {e.grade_id: e for e in judge("nb", _sub(), run, {"ex": [], "ey": []})}
     assert (result["ex"].status, result["ex"].score) == (state, 0.0)
+    assert all(type(e.status) is ExerciseStatus for e in result.values())  # one vocabulary, judge's and the record's
     assert (result["ey"].status, result["ey"].score) == ("not_run", 0.0)
     if state != "not_run":
         assert state in result["ex"].flags

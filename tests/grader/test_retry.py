@@ -12,7 +12,7 @@ from grader import gradebook
 from grader.autograde import autograde
 from grader.course import Course
 from grader.sandbox import RawResult
-from tests.helpers.tiny import CHAPTER, answered_nb, line, solution_nb, tiny_gradebook, write
+from tests.helpers.tiny import CHAPTER, answered_nb, cell, solution_nb, tiny_gradebook, write
 
 
 class DyingPool:
@@ -35,7 +35,7 @@ class DyingPool:
                 DyingPool.dies[student] -= 1
                 yield job, RawResult("worker_died", {}, 0.5, error="the sandbox worker stopped: Killed")
             else:
-                yield job, RawResult("exited", {i: line(i) for i in range(len(job.cells))}, 0.1, 0, None, "", [])
+                yield job, RawResult("exited", {i: cell(i) for i in range(len(job.cells))}, 0.1, 0, None, "", [])
 
     def close(self):
         pass

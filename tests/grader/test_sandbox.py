@@ -7,6 +7,7 @@ import json
 
 from grader import sandbox
 from grader.sandbox import RawResult, parse_results, preload_errors
+from grader.wire import CellResult
 
 
 def test_results_lines_are_checked_and_the_first_claim_wins(tmp_path):
@@ -23,7 +24,7 @@ def test_results_lines_are_checked_and_the_first_claim_wins(tmp_path):
     data = "\n".join(json.dumps(x) for x in lines) + "\n{broken json\n" + "[" * 100_000 + "\n"
     (tmp_path / "results.jsonl").write_text(data)
     cells = parse_results(tmp_path / "results.jsonl", 5)
-    assert {i: c["status"] for i, c in cells.items()} == {0: "ok", 4: "output_limit"}
+    assert {i: c.status for i, c in cells.items()} == {0: "ok", 4: "output_limit"}
 
 
 def test_a_record_of_the_workers_that_is_not_a_cell_result_is_flagged_unless_it_is_over_a_bound(tmp_path):
@@ -64,7 +65,7 @@ def test_the_ready_line_names_each_module_that_failed_to_preload():
 
 
 def test_a_raw_result_travels_through_dask_intact():
-    raw = RawResult("timeout", {0: {"i": 0, "status": "ok", "outputs": []}}, 1.5, None, 9, "boom",
+    raw = RawResult("timeout", {0: CellResult.parse({"i": 0, "status": "ok", "outputs": []})}, 1.5, None, 9, "boom",
                     ["torchcourse: ImportError: x"])
     again = RawResult.from_dict(json.loads(json.dumps(raw.to_dict())))
     assert again == raw

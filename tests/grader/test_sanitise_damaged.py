@@ -144,7 +144,7 @@ def test_json_that_is_not_an_object_is_refused_in_one_line(tmp_path, db_url, tex
 
 def test_a_cell_id_the_schema_refuses_is_replaced_not_the_outputs_lost(tmp_path, db_url):
     # nbformat's schema refuses the autograded notebook for one such id, and its outputs were all left out
-    from grader.autograde import _valid_beside_outputs
+    from grader.executed import _valid_beside_outputs
 
     path = tmp_path / "nb.ipynb"
     path.write_text(_damage(answered_nb(), (0, "id", "not an id!")))

@@ -34,6 +34,6 @@ def test_every_denied_system_call_is_refused_in_a_job(sandbox_facilities):
             "print(subprocess.run([sys.executable, '-c', probe], capture_output=True, text=True).stdout)")
     with SandboxWorker(Limits(cell_timeout=30, budget=60)) as w:
         raw = w.run([cell], seed=1)
-    text = "".join(o.get("text", "") for o in raw.cells[0]["outputs"])
+    text = "".join(o.get("text", "") for o in raw.cells[0].outputs)
     got = json.loads(text.strip().splitlines()[-1])
     assert got == {name: [-1, errno] for name, errno in policy.SECCOMP_DENIED.items()}

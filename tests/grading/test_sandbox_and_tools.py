@@ -43,7 +43,7 @@ def probe():
 
     with SandboxWorker(Limits(cell_timeout=10, budget=30)) as w:
         raw = w.run(PROBE, seed=1)
-    return "\n".join(o.get("text", "") for i in sorted(raw.cells) for o in raw.cells[i]["outputs"])
+    return "\n".join(o.get("text", "") for i in sorted(raw.cells) for o in raw.cells[i].outputs)
 
 
 def test_sandbox_walls(probe, sandbox_facilities):
@@ -77,22 +77,23 @@ def test_learner_check(tmp_path):
 
 
 def test_release_refuses_leaks(tmp_path):
+    from grader.course import Course
     from grader.release import LeakError, release
 
     root = fixture_course(tmp_path)
     install_config(root)
-    assert release(["01-tensors"], root=root) == ["01-tensors"]
+    assert release(Course(root), ["01-tensors"]) == ["01-tensors"]
     released = (root / "chapters" / "01-tensors" / "a-basics.ipynb").read_text()
     assert "HIDDEN" not in released and "step *= n" not in released
     (root / "book").mkdir()
     (root / "book" / "hints.md").write_text("# Hints\n\n    got = call(contiguous_strides, shape)\n")
     with pytest.raises(LeakError, match="book/hints.md"):
-        release(["01-tensors"], root=root)
+        release(Course(root), ["01-tensors"])
     (root / "book" / "hints.md").unlink()
     (root / "_toc.yml").write_text("format: jb-book\nroot: book/index\nchapters:\n"
                                    "- file: solutions/01-tensors/a-basics\n")
     with pytest.raises(LeakError, match="_toc.yml"):
-        release(["01-tensors"], root=root)
+        release(Course(root), ["01-tensors"])
 
 
 def test_course_under_a_private_folder(tmp_path):
@@ -125,7 +126,7 @@ PRIVATE_PROBE = (
     "w = SandboxWorker(Limits(cell_timeout=20, budget=60)); "
     "r = w.run(['import os, torch', 'print(\\\"uid-dropped\\\", os.getuid() != 0)', "
     "'print(\\\"torch-ok\\\", torch.ones(2).sum().item())'], seed=1); w.close(); "
-    "print(''.join(o.get('text', '') for i in sorted(r.cells) for o in r.cells[i]['outputs'])); "
+    "print(''.join(o.get('text', '') for i in sorted(r.cells) for o in r.cells[i].outputs)); "
     "print(facilities().missing)"
 )
 
@@ -215,7 +216,7 @@ def test_memory_of_all_a_submissions_processes_is_capped(sandbox_facilities):
         raw = w.run([bomb, "print('still here')"], seed=1)
         assert w.alive()
         peak = int((w.cgroups.dirs[0] / "memory.max_usage_in_bytes").read_text())
-    text = "".join(o.get("text", "") for i in sorted(raw.cells) for o in raw.cells[i]["outputs"])
+    text = "".join(o.get("text", "") for i in sorted(raw.cells) for o in raw.cells[i].outputs)
     assert "still here" in text
     killed = int(text.split("killed")[1].split()[0])
     assert killed >= 4, text
@@ -255,7 +256,7 @@ def test_each_worker_keeps_to_a_cpu_of_its_own_and_its_jobs_get_every_cpu():
             "print(json.dumps([sorted(os.sched_getaffinity(0)), sorted(os.sched_getaffinity(os.getppid()))]))")
     pool = LocalPool(2, Limits(cell_timeout=20, budget=60))
     try:
-        seen = [json.loads(w.run([cell], seed=1).cells[0]["outputs"][0]["text"]) for w in pool.all]
+        seen = [json.loads(w.run([cell], seed=1).cells[0].outputs[0]["text"]) for w in pool.all]
     finally:
         pool.close()
     assert [job for job, _ in seen] == [everything, everything]
@@ -272,6 +273,6 @@ def test_a_worker_runs_its_next_job_before_the_last_ones_results_are_read():
         second = w.dispatch(["import os\nprint('second', os.path.exists('mine.txt'))"], seed=1)
         assert first.outside.exists() and first.results.exists()
         a, b = w.collect(first), w.collect(second)
-    assert [c["outputs"][0]["text"] for c in a.cells.values() if c["outputs"]] == ["first\n"]
-    assert b.cells[0]["outputs"][0]["text"] == "second False\n"
+    assert [c.outputs[0]["text"] for c in a.cells.values() if c.outputs] == ["first\n"]
+    assert b.cells[0].outputs[0]["text"] == "second False\n"
     assert not first.outside.exists() and not first.results.exists() and not second.results.exists()

@@ -152,7 +152,22 @@ def line(i: int, outputs: list | None = None, status: str = "ok", **extra: Any) 
     return {"i": i, "status": status, "outputs": outputs, "execution_count": i + 1, **extra}
 
 
+def parsed(ln: dict):
+    """One `line` as the grader reads it back (`CellResult.parse`)."""
+    from grader.wire import CellResult
+
+    result = CellResult.parse(ln)
+    assert result is not None, f"not a cell result: {ln!r:.200}"
+    return result
+
+
+def cell(i: int, outputs: list | None = None, status: str = "ok", **extra: Any):
+    """`line`'s cell as the grader reads it back."""
+    return parsed(line(i, outputs, status, **extra))
+
+
 def raw(lines: list[dict], status: str = "exited", code: int | None = 0, signal: int | None = None):
+    """A job's result made of `line`s, each read back as the grader reads it."""
     from grader.sandbox import RawResult
 
-    return RawResult(status, {ln["i"]: ln for ln in lines}, 0.1, code, signal, "")
+    return RawResult(status, {ln["i"]: parsed(ln) for ln in lines}, 0.1, code, signal, "")

@@ -197,7 +197,7 @@ def test_frames_are_the_widgets_own_core_and_renderer(learner_site):
     import base64
     import importlib
 
-    from torchcourse.widgets import _png_small
+    from torchcourse.frames import png_small
 
     checked = 0
     for page, path, data in _players(learner_site.html):
@@ -215,7 +215,7 @@ def test_frames_are_the_widgets_own_core_and_renderer(learner_site):
                 continue  # a value only this notebook's widget starts at
             png, message = widget.frame({a.name: known[label] for a, known, label in zip(axes, by_label, labels)})
             assert data["messages"][frame[n + 1]] == message, f"{page}: {cls} {labels}: message differs"
-            assert data["images"][frame[n]] == base64.b64encode(_png_small(png)).decode(), \
+            assert data["images"][frame[n]] == base64.b64encode(png_small(png)).decode(), \
                 f"{page}: {cls} {labels}: frame differs"
             checked += 1
     assert checked >= 10

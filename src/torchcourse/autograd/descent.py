@@ -73,6 +73,28 @@ def run(surface: str, lr: float, momentum: float, steps: int, zero_grad: bool) -
     return path
 
 
+def _verdict(surface: str, good: list, bad: list | None, final: Callable, ran_away: Callable) -> str:
+    """What happened, blaming the missing zero_grad only for what the correct run does not share."""
+    if ran_away(good):
+        if bad is not None and ran_away(bad):
+            return (f"Both runs ran away: with zero_grad after {len(good) - 1} steps (loss {final(good):.3g}), without "
+                    f"it after {len(bad) - 1} (loss {final(bad):.3g}). The step size is too large for the {surface}, "
+                    f"with or without zero_grad: try a smaller one.")
+        msg = (f"With zero_grad: ran away after {len(good) - 1} steps (loss {final(good):.3g}): this step size is "
+               f"too large for the {surface} even with zero_grad.")
+        return msg if bad is None else msg + f" Without it: loss {final(bad):.3g}."
+    msg = f"With zero_grad: loss {final(good):.3g} after {len(good) - 1} steps."
+    if bad is None:
+        return msg
+    if ran_away(bad):
+        return msg + (f" Without it: ran away after {len(bad) - 1} steps (loss {final(bad):.3g}): the stale "
+                      f"gradients kept adding up, so the steps kept growing.")
+    msg += f" Without it: loss {final(bad):.3g}; each step used the sum of every gradient so far"
+    if final(bad) < final(good):
+        return msg + " (lower here: that sum acts like momentum, which happens to help this run)."
+    return msg + "."
+
+
 def descend(surface: str = "elongated bowl", lr: float = 0.1, momentum: float = 0.0, steps: int = 30,
             forget_zero_grad: bool = True) -> DescentState:
     """The playground's core: the correct run, and (when the switch is on) the run that forgets zero_grad."""
@@ -87,17 +109,7 @@ def descend(surface: str = "elongated bowl", lr: float = 0.1, momentum: float = 
         loss = final(path)
         return len(path) < steps + 1 or not np.isfinite(loss) or loss > RUNAWAY
 
-    if ran_away(good):
-        msg = (f"With zero_grad: ran away after {len(good) - 1} steps (loss {final(good):.3g}): this step size is "
-               f"too large even with zero_grad.")
-    else:
-        msg = f"With zero_grad: loss {final(good):.3g} after {len(good) - 1} steps."
-    if bad is not None:
-        fl = final(bad)
-        if len(bad) < len(good) or ran_away(bad):
-            msg += f" Without it: ran away after {len(bad) - 1} steps (loss {fl:.3g})."
-        else:
-            msg += f" Without it: loss {fl:.3g}; each step used the sum of every gradient so far."
+    msg = _verdict(surface, good, bad, final, ran_away)
     return DescentState(surface, lr, momentum, tuple(good), None if bad is None else tuple(bad), final(good),
                         None if bad is None else final(bad), msg)
 

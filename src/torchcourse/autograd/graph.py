@@ -205,7 +205,7 @@ def trace(out: torch.Tensor, leaves: dict[str, torch.Tensor], *, step: int | Non
     for i, fn in enumerate(fns):
         var = getattr(fn, "variable", None)
         leaf = names.get(id(var), "leaf") if var is not None else None
-        value = fmt(var) if var is not None else values.get(fn, "")
+        value = fmt(var) if var is not None else _forward_value(fn, values)
         nodes.append(GNode(i, type(fn).__name__, leaf, value, depth[i]))
     index = {fn: i for i, fn in enumerate(fns)}
     out_edges: dict[int, list[int]] = {}
@@ -241,6 +241,16 @@ def trace(out: torch.Tensor, leaves: dict[str, torch.Tensor], *, step: int | Non
                       _message(nodes_t, edges, steps, step, grads))
 
 
+def _parts(steps, edges, upto: int, node: int) -> list[str]:
+    """The gradients that the first ``upto`` steps sent along edges into ``node``."""
+    return [g for s in steps[:upto] for k, g in s.sent if edges[k].dst == node]
+
+
+def summed(parts: list[str], total: str) -> str:
+    """What a node received: the one gradient, or the contributions and the sum the engine formed of them."""
+    return total if len(parts) < 2 else " + ".join(parts) + f" = {total}"
+
+
 def _message(nodes, edges, steps, step, grads) -> str:
     n_leaf = sum(1 for n in nodes if n.leaf)
     head = f"{len(nodes)} nodes ({n_leaf} AccumulateGrad), {len(edges)} edges. "
@@ -248,7 +258,10 @@ def _message(nodes, edges, steps, step, grads) -> str:
         return head + "Before backward: move the step slider to run the engine one node at a time."
     s = steps[step - 1]
     node = nodes[s.node]
-    text = head + f"Step {step}/{len(steps)}: {node.name} received {s.received}"
+    parts = _parts(steps, edges, step - 1, s.node)
+    text = head + f"Step {step}/{len(steps)}: {node.name} received {summed(parts, s.received)}"
+    if len(parts) > 1:
+        text += f" (the engine summed the {len(parts)} contributions before running the node)"
     if node.leaf:
         text += f" and accumulated it into {node.leaf}.grad."
     else:
@@ -284,20 +297,78 @@ def _check_expression(text: str) -> ast.Expression:
     return tree
 
 
+#: The functions a part without x or y is computed with: Python's own numbers, as plain code would give.
+MATH_FUNCTIONS = {"sin": math.sin, "cos": math.cos, "exp": math.exp, "log": math.log, "tanh": math.tanh,
+                  "sqrt": math.sqrt, "sigmoid": lambda v: 1.0 / (1.0 + math.exp(-v)) if v >= 0 else math.exp(v) / (1.0 + math.exp(v)), "relu": lambda v: max(v, 0)}
+#: A constant power whose integer result would have more bits than this is refused: Python would compute it
+#: exactly, and ``9 ** 9 ** 9`` would keep the explorer busy for minutes.
+MAX_INT_BITS = 4096
+
+
+def _uses_leaves(node: ast.AST) -> bool:
+    return any(isinstance(n, ast.Name) and n.id in ("x", "y") for n in ast.walk(node))
+
+
+def _number(node: ast.AST) -> int | float:
+    """The value of a part of the expression without x or y, as Python computes it (functions from ``math``)."""
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.UnaryOp):
+        v = _number(node.operand)
+        return -v if isinstance(node.op, ast.USub) else +v
+    if isinstance(node, ast.Call):
+        return MATH_FUNCTIONS[node.func.id](_number(node.args[0]))
+    a, b = _number(node.left), _number(node.right)
+    if isinstance(node.op, ast.Add):
+        return a + b
+    if isinstance(node.op, ast.Sub):
+        return a - b
+    if isinstance(node.op, ast.Mult):
+        return a * b
+    if isinstance(node.op, ast.Div):
+        return a / b
+    if type(a) is int and type(b) is int and b > 0 and abs(a) > 1 and b * math.log2(abs(a)) > MAX_INT_BITS:
+        raise OverflowError(f"{a} ** {b} has more than {MAX_INT_BITS} bits")
+    return a ** b
+
+
 class _Constants(ast.NodeTransformer):
-    """Turns every number into a float64 tensor, so ``sin(2.0)`` works and ``9**9**9`` is fast (inf)."""
+    """Replaces each largest part without x or y by its value as a Python number.
+
+    The explorer must record the graph of the code as typed, and Python numbers are not tensors:
+    ``x ** 2`` records ``PowBackward0`` and ``1 / x`` a reciprocal and a product, where a tensor ``2`` or
+    ``1`` would record ``PowBackward1`` and a division. So numbers stay numbers, and a part such as
+    ``sin(2.0)`` is computed with ``math``, as plain Python would need to.
+    """
 
     def __init__(self) -> None:
-        self.tensors: dict[str, torch.Tensor] = {}
+        self.numbers: dict[str, int | float] = {}
 
-    def visit_Constant(self, node: ast.Constant) -> ast.Name:
-        name = f"_c{len(self.tensors)}"
-        self.tensors[name] = torch.tensor(float(node.value), dtype=torch.float64)
-        return ast.copy_location(ast.Name(id=name, ctx=ast.Load()), node)
+    def visit(self, node: ast.AST) -> ast.AST:
+        if isinstance(node, (ast.Constant, ast.UnaryOp, ast.BinOp, ast.Call)) and not _uses_leaves(node):
+            name = f"_c{len(self.numbers)}"
+            value = _number(node)
+            if isinstance(value, complex):
+                raise ValueError(f"it is the complex number {value:.4g}, and the explorer draws real values only")
+            self.numbers[name] = value
+            return ast.copy_location(ast.Name(id=name, ctx=ast.Load()), node)
+        return super().visit(node)
+
+
+def _forward_value(fn, values: dict) -> str:
+    """A node's forward value: recorded by ``recording()``, or the output the node saved for backward."""
+    if fn in values:
+        return values[fn]
+    saved = getattr(fn, "_saved_result", None)
+    return fmt(saved) if isinstance(saved, torch.Tensor) else ""
 
 
 def record(expression: str, x: float = 2.0, y: float = 3.0, step: int | None = None) -> GraphState:
-    """The explorer's core: evaluate ``expression`` in float64 scalars x and y, then ``trace`` it."""
+    """The explorer's core: evaluate ``expression`` with float64 scalar leaves x and y, then ``trace`` it.
+
+    Numbers stay Python numbers, and a part without x or y is computed in plain Python (``math``), so the
+    graph is the one PyTorch records for the expression typed as code.
+    """
     try:
         tree = _check_expression(expression)
     except (SyntaxError, ValueError) as exc:
@@ -306,8 +377,13 @@ def record(expression: str, x: float = 2.0, y: float = 3.0, step: int | None = N
     xt = torch.tensor(float(x), dtype=torch.float64, requires_grad=True)
     yt = torch.tensor(float(y), dtype=torch.float64, requires_grad=True)
     constants = _Constants()
-    code = compile(ast.fix_missing_locations(constants.visit(tree)), "<expression>", "eval")
-    names = {"x": xt, "y": yt, **FUNCTIONS, **constants.tensors}
+    try:
+        body = constants.visit(tree.body)
+    except (ArithmeticError, ValueError) as exc:
+        return GraphState(expression, (), (), (), 0, {}, {},
+                          f"Python could not compute a part of {expression!r} without x or y: {exc}.")
+    code = compile(ast.fix_missing_locations(ast.Expression(body=body)), "<expression>", "eval")
+    names = {"x": xt, "y": yt, **FUNCTIONS, **constants.numbers}
     try:
         with recording() as values:
             out = eval(code, {"__builtins__": {}}, names)  # only the names checked above
@@ -432,7 +508,9 @@ def draw_graph(state: GraphState, ax=None) -> Figure:
         label = [f"{node.leaf}: AccumulateGrad" if node.leaf else node.name]
         if node.value:
             label.append(f"value {node.value}")
-        if got[node.id]:
+        if node.id == now and len(got[node.id]) > 1:  # the sum the engine formed, arriving at the node
+            label.append(f"grad {_short(got[node.id])} = {state.steps[state.step - 1].received}")
+        elif got[node.id]:
             label.append(f"grad {_short(got[node.id])} ({len(got[node.id])}/{indeg.get(node.id, 0)})")
         _text_at(label, x, y, texts)
     ax.add_collection(PatchCollection(boxes, facecolors=faces, edgecolors="#333333", linewidths=widths, zorder=0.5))

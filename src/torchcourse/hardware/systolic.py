@@ -1,6 +1,8 @@
-"""A cycle-level weight-stationary systolic array (TPU v1's matrix unit, in small), and its animator.
+"""A cycle-level weight-stationary systolic array (TPU v1's matrix unit, in small), and its animator, which
+also steps through the output- and input-stationary dataflows of ``torchcourse.hardware.dataflows``.
 
-Used by notebook ``04-hardware/02-tpu-systolic-arrays`` (sections 2-4).
+Used by notebooks ``04-hardware/02-tpu-systolic-arrays`` (sections 2-5) and ``04-hardware/04-dataflows-and-memory``
+(section 2).
 
 The model (every rule is one line of ``_run_tile``):
 
@@ -195,22 +197,24 @@ class Frame:
     n: int
     cycle: int                      # stream cycle shown, 0-based
     steps: int                      # stream cycles of the tile
-    activations: np.ndarray         # (rows, cols) activation each PE multiplied this cycle
-    psums: np.ndarray               # (rows, cols) partial sum each PE passed down
+    activations: np.ndarray         # (rows, cols) streamed value each PE multiplied this cycle
+    psums: np.ndarray               # (rows, cols) partial sum each PE passed down (OS: its accumulator)
     busy: np.ndarray                # (rows, cols) bool: the PE did useful work this cycle
-    done: int                       # results that have left the array so far (used columns)
+    done: int                       # results that have left the array (OS: are complete) so far
     message: str = ""
+    dataflow: str = "ws"            # "ws", "os" or "is" (see ``torchcourse.hardware.dataflows``)
 
 
 @dataclass
 class _Cache:
     key: tuple = ()
-    run: TileRun | None = None
-    x: torch.Tensor | None = None
+    run: tuple[int, list] | None = None     # (stream cycles, frames) of the tile ``key`` names
 
 
 _cache = _Cache()
 _CMAP = matplotlib.colormaps["coolwarm"]
+#: What each dataflow keeps in the PEs, and which of M, K, N one tile may hold (the others stream).
+_HELD = {"ws": ("weights", "k", "n"), "os": ("outputs", "m", "n"), "is": ("inputs", "k", "m")}
 
 
 def _example(m: int, k: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -219,35 +223,81 @@ def _example(m: int, k: int) -> tuple[torch.Tensor, torch.Tensor]:
             torch.randint(-9, 10, (k, 64), generator=g, dtype=torch.int8))
 
 
-def systolic_frame(rows: int, cols: int, m: int, k: int, n: int, cycle: int) -> Frame:
-    """Stream cycle ``cycle`` of ``X (m x k) @ W (k x n)`` on one tile (k <= rows, n <= cols)."""
+def _whole_product_cycles(rows: int, cols: int, m: int, k: int, n: int) -> str:
+    """The three dataflows' cycles for the whole product, and which is fewest (the learner's choice)."""
+    from torchcourse.hardware import dataflows  # imported here: dataflows builds on this module
+
+    counts = dataflows.compare_dataflows(m, k, n, rows, cols)
+    best = min(counts, key=lambda f: counts[f]["cycles"])
+    listed = ", ".join(f"{f.upper()} {c['cycles']}" for f, c in counts.items())
+    return f"Whole product, any size: {listed} cycles; fewest: {dataflows.DATAFLOWS[best]}."
+
+
+def _record(rows: int, cols: int, m: int, k: int, n: int, dataflow: str) -> tuple[int, list]:
+    """(stream cycles, per-cycle (streamed values, sums)) of one tile of the example product."""
+    x, w = _example(m, k)
+    w = w[:, :n]
+    with _one_thread():
+        if dataflow == "ws":
+            run = _run_tile(x, w, rows, cols, _pe_step, True)
+            return run.stream_cycles, run.frames
+        if dataflow == "is":
+            run = _run_tile(w.T.contiguous(), x.T.contiguous(), rows, cols, _pe_step, True)
+            return run.stream_cycles, run.frames
+        from torchcourse.hardware import dataflows  # imported here: dataflows builds on this module
+
+        _, steps, frames = dataflows.os_tile(x, w, rows, cols, record=True)
+        return steps, [(a, acc) for a, _, acc in frames]
+
+
+def systolic_frame(rows: int, cols: int, m: int, k: int, n: int, cycle: int, dataflow: str = "ws") -> Frame:
+    """Stream cycle ``cycle`` of one tile of ``X (m x k) @ W (k x n)`` in the given dataflow.
+
+    One tile holds K <= rows and N <= cols (weight-stationary), M <= rows and N <= cols (output-stationary)
+    or K <= rows and M <= cols (input-stationary).
+    """
     empty = np.zeros((max(rows, 1), max(cols, 1)))
-    if not (1 <= k <= rows and 1 <= n <= cols and m >= 1):
+    held, along_rows, along_cols = _HELD.get(dataflow, _HELD["ws"])
+    sizes = {"m": m, "k": k, "n": n}
+    if dataflow not in _HELD or min(rows, cols, m, k, n) < 1 or sizes[along_rows] > rows or sizes[along_cols] > cols:
         return Frame(rows, cols, m, k, n, 0, 0, empty, empty, empty.astype(bool), 0,
-                     f"The animator shows one tile: choose 1 <= K <= rows ({rows}), 1 <= N <= cols ({cols}), M >= 1.")
-    key = (rows, cols, m, k, n)
+                     f"The animator shows one tile: {dataflow!r} holds {held} in the PEs, so choose "
+                     f"1 <= {along_rows.upper()} <= rows ({rows}), 1 <= {along_cols.upper()} <= cols ({cols}), "
+                     "and the other sizes >= 1.", dataflow)
+    key = (rows, cols, m, k, n, dataflow)
     if _cache.key != key:
-        x, w = _example(m, k)
-        _cache.key, _cache.x = key, x
-        with _one_thread():
-            _cache.run = _run_tile(x, w[:, :n], rows, cols, _pe_step, True)
-    run = _cache.run
-    steps = run.stream_cycles
+        _cache.key = key
+        _cache.run = _record(rows, cols, m, k, n, dataflow)
+    steps, frames = _cache.run
     t = max(0, min(cycle, steps - 1))
-    a_in, p = run.frames[t]
+    a_in, p = frames[t]
     i = np.arange(rows)[:, None]
     j = np.arange(cols)[None, :]
-    busy = (t - i - j >= 0) & (t - i - j < m) & (i < k) & (j < n)
-    mm = np.arange(m)[:, None]
-    leave = mm + (rows - 1) + np.arange(n)[None, :]
-    done = int((leave <= t).sum())
-    msg = (f"Stream cycle {t + 1} of {steps} (plus {rows} load cycles): {int(busy.sum())} of {rows * cols} PEs busy; "
-           f"{done} of {m * n} results out.")
-    return Frame(rows, cols, m, k, n, t, steps, a_in.numpy(), p.numpy(), busy, done, msg)
+    if dataflow == "os":
+        busy = (t - i - j >= 0) & (t - i - j < k) & (i < m) & (j < n)
+        done = int(((k - 1 + i + j <= t) & (i < m) & (j < n)).sum())
+    else:
+        streamed, across = (m, n) if dataflow == "ws" else (n, m)
+        busy = (t - i - j >= 0) & (t - i - j < streamed) & (i < k) & (j < across)
+        leave = np.arange(streamed)[:, None] + (rows - 1) + np.arange(across)[None, :]
+        done = int((leave <= t).sum())
+    load = " (no load: each sum starts at zero in place)" if dataflow == "os" else f" (plus {rows} load cycles)"
+    msg = (f"{dataflow.upper()}, stream cycle {t + 1} of {steps}{load}: {int(busy.sum())} of {rows * cols} PEs busy; "
+           f"{done} of {m * n} results {'complete' if dataflow == 'os' else 'out'}. "
+           + _whole_product_cycles(rows, cols, m, k, n))
+    return Frame(rows, cols, m, k, n, t, steps, a_in.numpy(), p.numpy(), busy, done, msg, dataflow)
+
+
+_CAPTIONS = {
+    "ws": ("a", "activations flow right \u2192; partial sums flow down \u2193; weights stay; grey: idle"),
+    "os": ("a", "activations flow right \u2192; weights flow down \u2193; sums stay; grey: idle"),
+    "is": ("w", "weights flow right \u2192; partial sums flow down \u2193; inputs stay; grey: idle"),
+}
 
 
 def draw_frame(frame: Frame, ax=None) -> Figure:
-    """Busy PEs coloured by the partial sum they pass down, idle PEs grey; values written in arrays of up to 16 PEs.
+    """Busy PEs coloured by the partial sum they pass down (OS: hold), idle PEs grey; values written in
+    arrays of up to 16 PEs.
 
     Tick labels are left out (they cost most of a redraw); captions say which way data flows.
     """
@@ -258,24 +308,26 @@ def draw_frame(frame: Frame, ax=None) -> Figure:
     rgb = _CMAP(norm)[..., :3]
     rgb[~frame.busy] = 0.55                 # darker than coolwarm's pale middle (a sum near 0)
     ax.imshow(rgb, interpolation="nearest")
+    streamed, caption = _CAPTIONS.get(frame.dataflow, _CAPTIONS["ws"])
     if frame.rows * frame.cols <= 16:
         for (i, j), busy in np.ndenumerate(frame.busy):
             if busy:
-                ax.text(j, i, f"a={int(frame.activations[i, j])}\n\u03a3={int(frame.psums[i, j])}",
+                ax.text(j, i, f"{streamed}={int(frame.activations[i, j])}\n\u03a3={int(frame.psums[i, j])}",
                         ha="center", va="center", fontsize=7)
     ax.axis("off")
-    ax.text(0.5, -0.04, "activations flow right \u2192; partial sums flow down \u2193; grey: idle",
-            transform=ax.transAxes, ha="center", va="top", fontsize=7)
-    ax.set_title(f"{frame.rows}x{frame.cols} array, M={frame.m} K={frame.k} N={frame.n}: "
+    ax.text(0.5, -0.04, caption, transform=ax.transAxes, ha="center", va="top", fontsize=7)
+    ax.set_title(f"{frame.dataflow.upper()}, {frame.rows}x{frame.cols} array, M={frame.m} K={frame.k} N={frame.n}: "
                  f"stream cycle {frame.cycle + 1}/{frame.steps}", fontsize=8)
     return fits_canvas(fig, left=0.02, right=0.98, bottom=0.07, top=0.93) if own else fig
 
 
 class SystolicAnimator(Explorer):
-    """Step through the stream cycles of one tile: activations right, partial sums down."""
+    """Step through the stream cycles of one tile: choose the dataflow and the layer's shape."""
 
-    def __init__(self, rows: int = 4, cols: int = 4, m: int = 5, k: int = 4, n: int = 4, cycle: int = 3) -> None:
+    def __init__(self, rows: int = 4, cols: int = 4, m: int = 5, k: int = 4, n: int = 4, cycle: int = 3,
+                 dataflow: str = "ws") -> None:
         controls = {
+            "dataflow": widgets.Dropdown(options=["ws", "os", "is"], value=dataflow, description="dataflow"),
             "rows": widgets.IntSlider(value=rows, min=1, max=16, description="rows"),
             "cols": widgets.IntSlider(value=cols, min=1, max=16, description="cols"),
             "m": widgets.IntSlider(value=m, min=1, max=32, description="M"),
@@ -286,10 +338,12 @@ class SystolicAnimator(Explorer):
         super().__init__(controls, systolic_frame, draw_frame, title="Systolic array animator")
 
     def frame_space(self) -> list[dict]:
-        # Every cycle of the default tile (4x4 array, M=5, K=4, N=4), and other shapes at cycle 3.
+        # Every cycle of the default tile (4x4 array, M=5, K=4, N=4) in weight-stationary, other shapes at
+        # cycle 3, and the other two dataflows on a tile each can hold (4x4 array, M=K=N=4) every other cycle.
         return [{"cycle": range(12)},
                 {"rows": [2, 4, 8], "cols": [2, 4, 8], "cycle": [3]},
-                {"m": [1, 5, 16], "k": [2, 4, 8], "n": [4, 8], "cycle": [3]}]
+                {"m": [1, 5, 16], "k": [2, 4, 8], "n": [4, 8], "cycle": [3]},
+                {"dataflow": ["os", "is"], "m": [4], "cycle": [0, 3, 6, 9]}]
 
 
 def static_systolic_strip(rows: int = 4, cols: int = 4, m: int = 5, cycles=(0, 2, 4, 6, 8, 10)) -> Figure:
@@ -302,5 +356,19 @@ def static_systolic_strip(rows: int = 4, cols: int = 4, m: int = 5, cycles=(0, 2
         ax.texts[-1].remove()                       # one caption for the strip, below
     fig.suptitle("A 4x4 weight-stationary array, M = 5: activations flow right, partial sums flow down; "
                  "colour: the partial sum passed down; grey: idle", fontsize=9, y=0.02, va="bottom")
+    fig.tight_layout(rect=(0, 0.06, 1, 1))
+    return fig
+
+
+def static_dataflow_strip(size: int = 4, cycle: int = 4) -> Figure:
+    """The same cycle of a size x size tile (M = K = N = size) in each dataflow: the stand-in beside the
+    animator in ``04-dataflows-and-memory``."""
+    fig = Figure(figsize=(10.5, 3.8))
+    axes = fig.subplots(1, 3)
+    for ax, flow in zip(axes, ["ws", "os", "is"]):
+        draw_frame(systolic_frame(size, size, size, size, size, cycle, flow), ax=ax)
+    fig.suptitle(f"Stream cycle {cycle + 1} of a {size}x{size} tile, M = K = N = {size}: weight-, output- and "
+                 "input-stationary; colour: the sum each PE passes down or holds; grey: idle",
+                 fontsize=9, y=0.02, va="bottom")
     fig.tight_layout(rect=(0, 0.06, 1, 1))
     return fig

@@ -53,10 +53,15 @@ def loopback_works() -> str:
     return ""
 
 
-def torchrun_command(module: str, nproc: int, args: list[str] | None = None) -> list[str]:
-    """``torchrun`` for one machine: a free port chosen by the rendezvous, everything on 127.0.0.1."""
+def torchrun_command(module: str, nproc: int, args: list[str] | None = None, max_restarts: int = 0) -> list[str]:
+    """``torchrun`` for one machine: a free port chosen by the rendezvous, everything on 127.0.0.1.
+
+    With ``max_restarts`` > 0, a failed worker makes ``torchrun`` stop the others and start them all again,
+    up to that many times (its elastic restart); the script must resume from its own checkpoint.
+    """
+    restarts = ["--max-restarts", str(max_restarts)] if max_restarts else []
     return [sys.executable, "-m", "torch.distributed.run",
-            "--nnodes", "1", "--nproc-per-node", str(nproc),
+            "--nnodes", "1", "--nproc-per-node", str(nproc), *restarts,
             "--rdzv-backend", "c10d", "--rdzv-endpoint", "127.0.0.1:0", "--local-addr", "127.0.0.1",
             "-m", module, *(args or [])]
 
@@ -129,7 +134,7 @@ def run_streamed(cmd: list[str], *, timeout: float = 90.0, env: dict | None = No
 
 
 def launch(module: str, nproc: int = 2, args: list[str] | None = None, *, timeout: float = 90.0,
-           echo: bool = True) -> LaunchResult:
+           echo: bool = True, max_restarts: int = 0) -> LaunchResult:
     """``torchrun`` ``nproc`` processes running ``python -m module``; never raises for a failed run.
 
     Sets ``OMP_NUM_THREADS=1`` (one thread per process: the processes share the CPU cores) and, when a
@@ -146,7 +151,13 @@ def launch(module: str, nproc: int = 2, args: list[str] | None = None, *, timeou
         name = loopback_name()
         if name:
             env["GLOO_SOCKET_IFNAME"] = name
-        result = run_streamed(torchrun_command(module, nproc, args), timeout=timeout, env=env, echo=echo)
+        if max_restarts:
+            # Restarted workers would otherwise share the failed attempt's key-value store, where the failed
+            # ranks' gloo addresses are still written: a new worker may read one and connect to a dead rank.
+            # With this, rank 0 of every attempt starts a fresh store on a fresh port.
+            env["TORCH_DISABLE_SHARE_RDZV_TCP_STORE"] = "1"
+        result = run_streamed(torchrun_command(module, nproc, args, max_restarts), timeout=timeout, env=env,
+                              echo=echo)
     if not result.ok and echo:
         print(f"--> The {nproc}-process run did not complete: {result.reason}. This happens where starting "
               "processes or loopback networking is restricted (for example inside the course grader's "

@@ -12,7 +12,9 @@ static stand-in: ``static_planner()`` (four strategies for one model, side by si
 Everything is a labelled *model*: a transformer-like stack of ``LAYERS`` layers whose hidden size follows
 from the parameter count (about 12·layers·hidden² parameters), mixed-precision Adam (16 bytes per parameter
 as the ZeRO paper counts them), an assumed sustained ``TFLOPS`` per device and the chosen link's published
-bandwidth. It shows the shape of the trade-offs, not a prediction for a given machine.
+bandwidth inside a server of ``PER_SERVER`` devices; beyond one server every collective also crosses the network
+(``costs.INTER_NODE``, 50 GB/s per device), and the slower of the two links sets its pace. The memory panel marks
+an 80 GB device (an H100's memory). It shows the shape of the trade-offs, not a prediction for a given machine.
 DataParallel is modelled with direct copies from and to device 0 (NCCL may pipeline them through the other
 GPUs, which spreads the sending but not the per-step repetition).
 """
@@ -26,7 +28,7 @@ import ipywidgets as widgets
 from matplotlib.collections import PolyCollection
 from matplotlib.figure import Figure
 
-from torchcourse.parallel.costs import GRAD_BYTES, LINKS, OPTIM_BYTES, PARAM_BYTES
+from torchcourse.parallel.costs import GRAD_BYTES, INTER_NODE, LINKS, OPTIM_BYTES, PARAM_BYTES
 from torchcourse.parallel.redraw import Fixed, agg_figure, pin_label
 from torchcourse.widgets import Explorer, fits_canvas
 
@@ -34,6 +36,8 @@ STRATEGIES = ["single device", "DataParallel", "DDP", "ZeRO-1", "ZeRO-2", "FSDP 
 LAYERS = 32
 TOKENS = 2048            # tokens per sample
 TFLOPS = 100.0           # assumed sustained bf16 throughput per device (an assumption, not a datasheet figure)
+PER_SERVER = 8           # devices per server, as in an 8-GPU server
+CAPACITY_GB = 80.0       # one H100's memory, drawn as a line on the memory panel
 KINDS = ("parameters", "gradients", "optimizer", "activations")
 COLOURS = {"parameters": "#4c72b0", "gradients": "#dd8452", "optimizer": "#55a868", "activations": "#c44e52"}
 TIME_COLOURS = {"compute": "#4c72b0", "communicate": "#c44e52"}
@@ -71,12 +75,22 @@ def hidden_size(params: float) -> int:
     return max(64, int(math.sqrt(params / (12 * LAYERS))))
 
 
-def analogy(devices: int, per_site: int = 8) -> str:
+def analogy(devices: int, per_site: int = PER_SERVER) -> str:
     if devices == 1:
         return "one worker: one device does everything"
     if devices <= per_site:
         return f"many workers, one site: {devices} devices in one server, joined by a fast link"
-    return f"many sites: {devices} devices in {math.ceil(devices / per_site)} servers, joined by the network"
+    return (f"many sites: {devices} devices in {math.ceil(devices / per_site)} servers, "
+            f"joined by the network ({INTER_NODE.gb_per_s:.0f} GB/s per device)")
+
+
+def link_bandwidth(link: str, devices: int) -> float:
+    """Bytes per second each device's collectives run at: the chosen link inside one server; across servers
+    a ring also crosses the network, and its slowest link sets the pace."""
+    bw = next(lk.gb_per_s for lk in LINKS if lk.name == link)
+    if devices > PER_SERVER:
+        bw = min(bw, INTER_NODE.gb_per_s)
+    return bw * 1e9
 
 
 def plan(params_b: float, batch: int, devices: int, strategy: str, link: str = "NVLink 4 (H100 SXM)") -> Plan:
@@ -85,7 +99,7 @@ def plan(params_b: float, batch: int, devices: int, strategy: str, link: str = "
     psi = params_b * 1e9
     h = hidden_size(psi)
     act_sample = LAYERS * TOKENS * h * 2 * 16.0   # about 16 stored bf16 values per token per layer (a rough model)
-    bw = next(lk.gb_per_s for lk in LINKS if lk.name == link) * 1e9
+    bw = link_bandwidth(link, n)
     flops = 6 * psi * TOKENS * batch               # forward + backward, 6 flops per parameter per token
     compute = flops / (TFLOPS * 1e12)
     p, g, o = PARAM_BYTES * psi, GRAD_BYTES * psi, OPTIM_BYTES * psi
@@ -120,9 +134,10 @@ def plan(params_b: float, batch: int, devices: int, strategy: str, link: str = "
             sent.append(traffic)
             c = compute / n
             segs.append(Segment(d, "compute", 0.0, c, "forward + backward"))
-            # gradients are reduced bucket by bucket during backward: overlap from a third of the way in
+            # gradients are reduced bucket by bucket during backward: overlap from a third of the way in; the
+            # bar lasts the modelled communication time (the step ends when both bars have)
             start = c / 3
-            segs.append(Segment(d, "communicate", start, max(c, start + comm), "bucketed all-reduce"
+            segs.append(Segment(d, "communicate", start, start + comm, "bucketed all-reduce"
                                 if strategy == "DDP" else "gather / reduce-scatter"))
     elif strategy == "pipeline":
         boundary = batch * TOKENS * h * 2.0
@@ -146,6 +161,9 @@ def plan(params_b: float, batch: int, devices: int, strategy: str, link: str = "
                                 f"{4 * LAYERS} all-reduces (2 per layer per pass), not overlapped here"))
     else:
         raise ValueError(f"unknown strategy {strategy!r}")
+    fullest = max(sum(m.values()) for m in memory)
+    if not msg and fullest > CAPACITY_GB * 1e9:
+        msg = f"{fullest / 1e9:.0f} GB on the fullest device: more than an {CAPACITY_GB:.0f} GB GPU holds."
     return Plan(strategy, n, tuple(memory), tuple(sent), tuple(segs), analogy(n), msg)
 
 
@@ -204,6 +222,10 @@ class PlanFigure:
         fixed.xlabel(self.ax_time, "time in one step (ms, model): blue compute, red communication", 18.0, fontsize=8)
         fixed.ylabel(self.ax_time, "device", 15.5, fontsize=8)
         pin_label(self.ax_mem.xaxis, 14.5)  # the bytes sent: it changes with the plan
+        self.capacity = self.ax_mem.axhline(CAPACITY_GB, color="#444", linestyle="--", linewidth=0.8)
+        self.capacity_label = self.ax_mem.text(1.0, CAPACITY_GB, f" {CAPACITY_GB:.0f} GB GPU", fontsize=7,
+                                               va="bottom", ha="right", color="#444",
+                                               transform=self.ax_mem.get_yaxis_transform())
         self.ax_mem.locator_params(axis="y", nbins=3)
         self.ax_time.locator_params(axis="x", nbins=4)
         for ax in axes:
@@ -229,6 +251,7 @@ class PlanFigure:
         self.ax_mem.set_xticks(ticks, [str(d) for d in ticks])
         self.ax_mem.set_xlim(-0.6, n - 0.4)
         self.ax_mem.set_ylim(0, self.headroom * max(tops))  # room for the key above the tallest bar
+        self.capacity_label.set_visible(CAPACITY_GB < self.headroom * max(tops))  # the line clips itself
         self.ax_mem.set_xlabel(sent_label(plan_.sent), fontsize=8 if n <= 8 else 7)
         self.ax_mem.set_title(f"{plan_.strategy}: memory per device", fontsize=9, y=1.0)  # y: not re-placed
         # Compute on a device's upper row, communication on its lower one (the y axis runs downwards).

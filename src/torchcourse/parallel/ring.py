@@ -52,9 +52,10 @@ def bytes_sent_per_rank(numel: int, world_size: int, itemsize: int) -> list[int]
 def ring_allreduce_p2p(tensor: torch.Tensor, group=None) -> torch.Tensor:
     """The same schedule between real processes, with ``torch.distributed`` point-to-point messages.
 
-    Sums ``tensor`` over every rank of ``group`` in place and returns it. Sends and receives are
-    posted together (``isend``/``irecv``) so that no rank waits for a neighbour that is itself
-    waiting: a blocking ``send`` first everywhere could deadlock.
+    Sums ``tensor`` over every rank of ``group`` in place and returns it. Each step's send and receive
+    are posted together (``batch_isend_irecv``; NCCL runs them as one group) so that no rank waits for a
+    neighbour that is itself waiting: a blocking ``send`` first everywhere could deadlock. The receive
+    buffer is made on ``tensor``'s device, so the same code runs over gloo (CPU) and nccl (GPU).
     """
     import torch.distributed as dist
 
@@ -73,8 +74,9 @@ def ring_allreduce_p2p(tensor: torch.Tensor, group=None) -> torch.Tensor:
             lo, hi = bounds[send_c]
             rlo, rhi = bounds[recv_c]
             outgoing = flat[lo:hi].clone()
-            incoming = torch.empty(rhi - rlo, dtype=flat.dtype)
-            reqs = [dist.isend(outgoing, right, group=group), dist.irecv(incoming, left, group=group)]
+            incoming = torch.empty(rhi - rlo, dtype=flat.dtype, device=flat.device)
+            reqs = dist.batch_isend_irecv([dist.P2POp(dist.isend, outgoing, right, group),
+                                           dist.P2POp(dist.irecv, incoming, left, group)])
             for req in reqs:
                 req.wait()
             if phase == "reduce-scatter":

@@ -1,6 +1,6 @@
 """Broadcasting explorer: two shapes in, the broadcast drawn right-aligned with stride-0 stretching.
 
-Used in notebook 1.5 (``01-tensors/05-broadcasting``), section 1.3, "The broadcasting explorer";
+Used in notebook 1.7 (``01-tensors/07-broadcasting``), section 1.3, "The broadcasting explorer";
 ``allocations`` in section 1.4, "Broadcasting copies nothing".
 
 core: ``broadcast(a, b)`` → ``BroadcastState`` (pure data: aligned sizes, result shape,

@@ -1,6 +1,6 @@
 """Memory explorer: does an operation give a view of the source's storage, or a copy?
 
-Used in notebook 1.3 (``01-tensors/03-shapes-and-views``), section 3.4, "The memory explorer".
+Used in notebook 1.5 (``01-tensors/05-shapes-and-views``), section 3.4, "The memory explorer".
 
 core: ``explore(shape, op, layout)`` → ``MemoryState`` (pure data, computed with real PyTorch ops)
 renderer: ``draw_memory(state)`` → matplotlib Figure (storage strip, source grid, result grid)

@@ -62,6 +62,11 @@ def test_renderer_wrapper_stand_in():
 
 def test_a_run_that_diverges_with_zero_grad_says_so():
     state = descend("banana valley", 0.1, 0.0, 30, True)
-    assert state.message.startswith("With zero_grad: ran away after")
-    assert "too large even with zero_grad" in state.message
+    assert state.message.startswith("Both runs ran away: with zero_grad after 4 steps")
+    assert "too large for the banana valley, with or without zero_grad" in state.message
+    alone = descend("banana valley", 0.1, 0.0, 30, False)
+    assert alone.message.startswith("With zero_grad: ran away after 4 steps")
+    assert "too large for the banana valley even with zero_grad" in alone.message
+    luckier = descend("banana valley", 0.02, 0.0, 30, True)
+    assert luckier.forgetful_loss < luckier.correct_loss and "lower here" in luckier.message
     assert descend("elongated bowl", 0.1, 0.0, 30, True).message.startswith("With zero_grad: loss")

@@ -1,4 +1,5 @@
-"""The course's systolic array against SCALE-Sim 3.0.0 (``pip install scalesim``), weight-stationary GEMMs.
+"""The course's systolic arrays against SCALE-Sim 3.0.0 (``pip install scalesim``): GEMMs in the weight-stationary,
+output-stationary and input-stationary dataflows.
 
 SCALE-Sim cannot share the pinned environment: it pulls in numba, pandas and Cython, which the course
 does not pin, and version 3.0.0 fails under the pinned NumPy 2.4 (``int()`` of a one-element array in
@@ -8,10 +9,11 @@ folder (``.pytest_cache``, ignored by git; the system's temporary folder when th
 off), and runs SCALE-Sim there in a subprocess. It is skipped, with
 the reason, only when that installation fails (no network and no cached environment).
 
-The documented relation, per shape (see ``torchcourse/hardware/scalesim_reference.py``):
+The documented relation, per shape and dataflow (see ``torchcourse/hardware/scalesim_reference.py``):
 SCALE-Sim's "compute cycles" is the index, counted from 0, of the cycle in which the last output is
 written, so it equals the course simulator's cycle count minus one; it reports no stall cycles with
-these buffers; and its overall (DRAM-to-DRAM) count is larger, since it includes memory traffic.
+these buffers; its overall (DRAM-to-DRAM) count is larger, since it includes memory traffic; and its
+SRAM reads of X and W equal ``dataflows.sram_reads``.
 """
 
 from __future__ import annotations
@@ -27,8 +29,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from torchcourse.hardware import systolic
-from torchcourse.hardware.scalesim_reference import RUNS, SCALESIM_VERSION
+from torchcourse.hardware import dataflows, systolic
+from torchcourse.hardware.scalesim_reference import DATAFLOW_RUNS, RUNS, SCALESIM_VERSION
 
 REQUIREMENTS = [f"scalesim=={SCALESIM_VERSION}", "numpy<2.3"]
 
@@ -45,7 +47,7 @@ IfmapOffset:    0
 FilterOffset:   10000000
 OfmapOffset:    20000000
 Bandwidth : 10
-Dataflow : ws
+Dataflow : {flow}
 MemoryBanks:   1
 ReadRequestBuffer: 32
 WriteRequestBuffer: 32
@@ -88,11 +90,11 @@ RUNNER = textwrap.dedent('''
     from scalesim.scale_sim import scalesim
     config, layout, shapes, top = json.loads(sys.stdin.read())
     results = []
-    for m, k, n, rows, cols in shapes:
-        d = os.path.join(top, f"{m}_{k}_{n}_{rows}_{cols}")
+    for m, k, n, rows, cols, flow in shapes:
+        d = os.path.join(top, f"{m}_{k}_{n}_{rows}_{cols}_{flow}")
         os.makedirs(d, exist_ok=True)
         with open(os.path.join(d, "c.cfg"), "w") as f:
-            f.write(config.format(rows=rows, cols=cols))
+            f.write(config.format(rows=rows, cols=cols, flow=flow))
         with open(os.path.join(d, "t.csv"), "w") as f:   # SCALE-Sim's GEMM topology: M, N, K
             f.write(f"Layer, M, N, K,\\nL0, {m}, {n}, {k},\\n")
         with open(os.path.join(d, "l.csv"), "w") as f:
@@ -101,8 +103,10 @@ RUNNER = textwrap.dedent('''
                        topology=os.path.join(d, "t.csv"), layout=os.path.join(d, "l.csv"), input_type_gemm=True)
         with contextlib.redirect_stdout(io.StringIO()):
             sim.run_scale(top_path=d)
-        overall, compute, stalls = sim.runner.single_layer_sim_object_list[0].get_compute_report_items()[:3]
-        results.append([int(compute), int(overall), int(stalls)])
+        layer = sim.runner.single_layer_sim_object_list[0]
+        overall, compute, stalls = layer.get_compute_report_items()[:3]
+        detail = layer.get_detail_report_items()       # SRAM reads of X ("ifmap") at 2, of W ("filter") at 5
+        results.append([int(compute), int(overall), int(stalls), int(detail[2]), int(detail[5])])
     print("SCALESIM " + json.dumps(results))
 ''')
 
@@ -138,19 +142,24 @@ def scalesim_python(request) -> Path:
 
 @pytest.fixture(scope="module")
 def scalesim_counts(scalesim_python, tmp_path_factory) -> dict:
-    shapes = [list(s) for s in RUNS]
+    shapes = [list(s) + ["ws"] for s in RUNS] + [list(s) for s in DATAFLOW_RUNS]
     top = tmp_path_factory.mktemp("scalesim")
     done = subprocess.run([str(scalesim_python), "-c", RUNNER], input=json.dumps([CONFIG, LAYOUT, shapes, str(top)]),
                           capture_output=True, text=True, timeout=300, cwd=top)
     assert done.returncode == 0, done.stderr[-2000:]
     line = next(ln for ln in done.stdout.splitlines() if ln.startswith("SCALESIM "))
-    return {tuple(s): tuple(r) for s, r in zip(RUNS, json.loads(line.removeprefix("SCALESIM ")))}
+    return {tuple(s): tuple(r) for s, r in zip([(*s, "ws") for s in RUNS] + list(DATAFLOW_RUNS),
+                                               json.loads(line.removeprefix("SCALESIM ")))}
 
 
 def test_stored_reference_is_what_scalesim_reports(scalesim_counts):
     for shape, (compute, overall) in RUNS.items():
-        got_compute, got_overall, stalls = scalesim_counts[shape]
+        got_compute, got_overall, stalls, _, _ = scalesim_counts[(*shape, "ws")]
         assert (got_compute, got_overall) == (compute, overall), shape
+        assert stalls == 0, shape
+    for shape, stored in DATAFLOW_RUNS.items():
+        got_compute, _, stalls, x_reads, w_reads = scalesim_counts[shape]
+        assert (got_compute, x_reads, w_reads) == stored, shape
         assert stalls == 0, shape
 
 
@@ -165,3 +174,16 @@ def test_course_simulator_counts_one_more_than_scalesims_last_cycle_index(shape)
     compute, overall = RUNS[shape]
     assert cycles == compute + 1
     assert overall > cycles
+
+
+@pytest.mark.parametrize("shape", list(DATAFLOW_RUNS), ids=lambda s: "x".join(map(str, s[:5])) + "-" + s[5])
+def test_each_dataflow_equals_matmul_and_scalesims_counts(shape):
+    m, k, n, rows, cols, flow = shape
+    g = torch.Generator().manual_seed(sum(shape[:5]))
+    x = torch.randint(-128, 128, (m, k), generator=g, dtype=torch.int8)
+    w = torch.randint(-128, 128, (k, n), generator=g, dtype=torch.int8)
+    y, cycles = dataflows.dataflow_matmul(x, w, rows, cols, flow)
+    assert torch.equal(y, torch.matmul(x.to(torch.int32), w.to(torch.int32)))
+    compute, x_reads, w_reads = DATAFLOW_RUNS[shape]
+    assert cycles == compute + 1 == dataflows.compare_dataflows(m, k, n, rows, cols)[flow]["cycles"]
+    assert dataflows.sram_reads(flow, m, k, n, rows, cols) == {"X": x_reads, "W": w_reads}

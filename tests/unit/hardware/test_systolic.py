@@ -79,11 +79,28 @@ def test_busy_pe_cycles_equal_the_useful_macs():
     assert frames[-1].done == m * n and frames[0].done == 0
 
 
+@pytest.mark.parametrize("dataflow", ["ws", "os", "is"])
+def test_every_dataflow_busy_pe_cycles_equal_the_useful_macs(dataflow):
+    m, k, n, rows, cols = 3, 4, 2, 4, 5
+    first = systolic.systolic_frame(rows, cols, m, k, n, 0, dataflow)
+    frames = [systolic.systolic_frame(rows, cols, m, k, n, t, dataflow) for t in range(first.steps)]
+    assert sum(int(f.busy.sum()) for f in frames) == m * k * n
+    assert frames[-1].done == m * n and frames[0].done == 0
+    assert {f.dataflow for f in frames} == {dataflow}
+
+
+def test_a_tile_too_large_for_its_dataflow_says_which_sizes_to_change():
+    assert "1 <= M <= rows (4)" in systolic.systolic_frame(4, 4, 5, 4, 4, 0, "os").message
+    assert "1 <= M <= cols (4)" in systolic.systolic_frame(4, 4, 5, 4, 4, 0, "is").message
+    assert "choose" in systolic.systolic_frame(4, 4, 4, 4, 4, 0, "xs").message
+
+
 def test_frame_shows_the_simulator_state_and_messages():
     f = systolic.systolic_frame(4, 4, 5, 4, 4, 3)
     assert f.activations.shape == f.psums.shape == f.busy.shape == (4, 4)
     assert f.busy[0, 3] and f.busy[3, 0] and not f.busy[3, 3]
-    assert "Stream cycle 4 of 11 (plus 4 load cycles)" in f.message
+    assert "WS, stream cycle 4 of 11 (plus 4 load cycles)" in f.message
+    assert "WS 15, OS 20, IS 28 cycles; fewest: weight-stationary" in f.message   # OS: two tiles of 10
     bad = systolic.systolic_frame(4, 4, 5, 9, 4, 0)
     assert "one tile" in bad.message
 
@@ -96,6 +113,8 @@ def test_renderer_and_standin_draw_figures():
     assert len(ax.texts) == int(systolic.systolic_frame(3, 3, 3, 3, 3, 2).busy.sum()) + 1   # values, caption
     strip = systolic.static_systolic_strip()
     assert len(strip.axes) == 6
+    flows = systolic.static_dataflow_strip()
+    assert [ax.get_title()[:2] for ax in flows.axes] == ["WS", "OS", "IS"]
 
 
 def test_wrapper_updates_state_when_a_control_changes():
@@ -108,6 +127,8 @@ def test_wrapper_updates_state_when_a_control_changes():
     w.controls["k"].value = 16
     w.controls["n"].value = 16
     assert w.state.busy.shape == (16, 16)
+    w.controls["dataflow"].value = "os"
+    assert w.state.dataflow == "os" and "stream cycle" in w.state.message
 
 
 def test_throughput_is_measured_in_simulated_macs_per_second():

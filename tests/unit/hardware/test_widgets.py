@@ -33,10 +33,64 @@ def test_measurements_are_positive_and_bounded_in_time():
     import time
 
     t0 = time.perf_counter()
-    flops = roofline.measure_matmul_flops(n=128, seconds=0.05)
-    bw = roofline.measure_bandwidth(mib=8, seconds=0.05)
-    assert flops > 1e6 and bw > 1e6
+    flops = roofline.measure_matmul_flops(n=128, samples=3, window=0.01)
+    bw = roofline.measure_bandwidth(buffer_bytes=8 * 2**20, samples=3, window=0.01)
+    assert len(flops.samples) == 3 and flops.low <= flops.median <= flops.high and flops.low > 1e6
+    assert bw.buffer_bytes == 8 * 2**20 and bw.rate.low > 1e6
+    assert bw.with_write_allocate == pytest.approx(1.5 * bw.rate.median)
     assert time.perf_counter() - t0 < 5
+    with pytest.raises(ValueError, match="at least one sample"):
+        roofline.measure_matmul_flops(n=8, samples=0)
+
+
+def test_measurement_spread_and_trust():
+    steady = roofline.Measurement((10.0, 11.0, 12.0))
+    assert steady.median == 11.0 and steady.spread == pytest.approx(1.2) and steady.trusted
+    assert "median 11.0 x (range 10.0-12.0, 3 samples)" == steady.describe(1.0, "x")
+    busy = roofline.Measurement((9.6, 9.6, 177.4))
+    assert not busy.trusted and busy.median == 9.6
+    bw = roofline.Bandwidth(busy, 64 * 2**20, 32 * 2**20)
+    assert any("do not trust" in w for w in bw.warnings)
+    assert not any("cache" in w for w in bw.warnings)        # 128 MiB is four 32 MiB caches
+    small = roofline.Bandwidth(steady, 64 * 2**20, 480 * 2**20)
+    assert len(small.warnings) == 1 and "0.3 times the last-level cache" in small.warnings[0]
+    assert "unknown" in roofline.Bandwidth(steady, 64 * 2**20, None).warnings[0]
+
+
+def test_cache_size_from_sysfs_sets_the_copy_size(tmp_path):
+    for index, size in [(0, "48K"), (1, "2048K"), (2, "32M")]:
+        (tmp_path / f"index{index}").mkdir()
+        (tmp_path / f"index{index}" / "size").write_text(size + "\n")
+    assert roofline.last_level_cache_bytes(tmp_path) == 32 * 2**20
+    assert roofline.last_level_cache_bytes(tmp_path / "missing") is None
+    assert roofline.copy_buffer_bytes(32 * 2**20) == 64 * 2**20            # two buffers = four caches
+    assert roofline.copy_buffer_bytes(8 * 2**20) == roofline.MIN_BUFFER_BYTES
+    assert roofline.copy_buffer_bytes(480 * 2**20) == roofline.MAX_BUFFER_BYTES
+    assert roofline.copy_buffer_bytes(None) == roofline.MAX_BUFFER_BYTES
+
+
+def test_tpu_v1_counts_weight_bytes_as_its_paper_does():
+    # Jouppi et al. 2017, Figure 5: ridge 1350 multiply-accumulates per weight byte (65,536 x 700 MHz / 34 GB/s)
+    assert round(roofline.TPU_V1.ridge("int8") / 2) == 1349
+    s = roofline.roofline_point(roofline.OPERATIONS[0], 512, "int8")
+    assert s.intensity == pytest.approx(2 * 512**3 / (3 * 512**2))      # 341 op/byte, every tensor once
+    assert s.weight_intensity == pytest.approx(1024.0)                   # 2 M ops per int8 weight byte
+    assert s.attainable["TPU v1"] == pytest.approx(1024 * 34e9)          # 34.8 T op/s, not 11.6
+    assert s.attainable["NVIDIA H100 SXM"] == pytest.approx(s.intensity * 3.35e12)
+    conv = roofline.roofline_point(roofline.OPERATIONS[2], 56, "int8")
+    assert conv.weight_intensity == pytest.approx(2 * 56 * 56)
+    add = roofline.roofline_point(roofline.OPERATIONS[1], 512, "int8")
+    assert add.weight_intensity is None and add.attainable["TPU v1"] is None and "no weights" in add.message
+
+
+def test_performance_per_watt():
+    tpu = roofline.PUBLISHED_EFFICIENCY[0]
+    haswell = roofline.PUBLISHED_EFFICIENCY[2]
+    assert tpu.ops_per_joule / haswell.ops_per_joule == pytest.approx(68.4, rel=1e-2)
+    cpu = roofline.cpu_efficiency(1e11, 2)
+    assert cpu.watts == pytest.approx(2 * 145 / 18) and "assumed" in cpu.name
+    with pytest.raises(ValueError):
+        roofline.cpu_efficiency(1e11, 0)
 
 
 def _fake_cpu():

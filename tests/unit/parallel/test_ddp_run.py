@@ -100,9 +100,39 @@ def test_the_run_works_inside_the_graders_sandbox():
     with sandbox.SandboxWorker() as worker:
         result = worker.run(cells, seed=1)
     assert result.status == "exited", result.to_dict()
-    text = "".join(out.get("text", "") for out in result.cells[1]["outputs"])
+    text = "".join(out.get("text", "") for out in result.cells[1].outputs)
     assert "RUN-OK" in text, text[-3000:]
     # Averaged half-batch gradients and one full-batch gradient round differently, by a few ulps at most
     # (0 or 1.1e-16 depending on the CPU's kernels), as in test_two_process_ddp_matches_single_process_training.
     line = next(ln for ln in text.splitlines() if "one process on the full batch" in ln)
     assert float(line.rsplit(" ", 1)[1]) < 1e-12, line
+
+
+def test_torchrun_command_asks_for_restarts_only_when_told():
+    assert "--max-restarts" not in torchrun_command("m", 2)
+    cmd = torchrun_command("m", 2, max_restarts=1)
+    assert cmd[cmd.index("--max-restarts") + 1] == "1" and cmd.index("--max-restarts") < cmd.index("-m", 3)
+
+
+def test_a_crashed_rank_is_restarted_and_the_job_resumes_from_its_checkpoint(tmp_path):
+    """torchrun restarts both ranks after rank 1 fails; they resume after the saved epoch, accumulate with
+    no_sync (one all-reduce per step), finish equal to uninterrupted training, handle uneven inputs with Join
+    and evaluate without a sampler's padding."""
+    result = launch("torchcourse.parallel.ddp_practice", nproc=2, max_restarts=1, timeout=150, echo=False,
+                    args=["--checkpoint-dir", str(tmp_path), "--crash-at-epoch", "1", "--backend", "gloo"])
+    ranks = [ln for ln in result.lines if ln.startswith("[rank ")]
+    text = "\n".join(ranks)
+    assert result.ok, "\n".join(result.lines)[-3000:]
+    for r in (0, 1):
+        assert f"[rank {r}] gloo on cpu, attempt 1" in text and f"[rank {r}] gloo on cpu, attempt 2" in text
+        assert f"[rank {r}] resumed from checkpoint.pt: epoch 1 done, starting at epoch 2" in text
+        # epochs 0 and 1 before the crash, 2 and 3 after it: never an epoch run twice
+        assert [e for e in range(4) if f"[rank {r}] epoch {e}: 3 steps of 2 micro-batches, 3 all-reduces" in text] \
+            == [0, 1, 2, 3]
+        assert sum(f"[rank {r}] epoch" in ln for ln in ranks) == 4
+        assert f"[rank {r}] Join: I took {2 + r} steps; largest difference between ranks' parameters 0.0e+00" in text
+    line = next(ln for ln in ranks if "one uninterrupted process" in ln)
+    assert float(line.rsplit(" ", 1)[1]) < 1e-12, line
+    line = next(ln for ln in ranks if "no sampler" in ln)
+    assert "(10 samples, one counted twice)" in line
+    assert (tmp_path / "checkpoint.pt").exists() and not (tmp_path / "checkpoint.tmp").exists()

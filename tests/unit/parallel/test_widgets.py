@@ -115,3 +115,29 @@ def test_fixed_layer_pastes_what_drawing_draws():
     assert pasted.shape == drawn.shape
     assert np.abs(pasted - drawn).max() <= 2
     assert (drawn[..., :3] < 128).any(axis=2).sum() > 200  # the texts are there to compare
+
+
+def test_planner_crosses_the_network_beyond_one_server():
+    from torchcourse.parallel.costs import INTER_NODE
+    from torchcourse.parallel.planner import PER_SERVER, link_bandwidth
+
+    assert link_bandwidth("NVLink 4 (H100 SXM)", PER_SERVER) == 450e9
+    assert link_bandwidth("NVLink 4 (H100 SXM)", 16) == INTER_NODE.gb_per_s * 1e9 == 50e9
+    assert link_bandwidth("PCIe 3.0 x16", 16) == 15.75e9  # the slower link still sets the pace
+    assert "network (50 GB/s per device)" in plan(7.0, 16, 16, "DDP").analogy
+    # the same all-reduce takes 9 times longer across servers than over NVLink
+    inside, across = (plan(7.0, 16, n, "DDP") for n in (8, 16))
+    t_in, t_across = ([s.end - s.start for s in p_.segments if s.kind == "communicate"][0] for p_ in (inside, across))
+    bytes_in, bytes_across = inside.sent[0], across.sent[0]
+    assert t_in == pytest.approx(bytes_in / 450e9) and t_across == pytest.approx(bytes_across / 50e9)
+
+
+def test_planner_communication_bars_last_the_modelled_time_and_the_capacity_is_marked():
+    for strategy in ("DDP", "ZeRO-1", "FSDP (ZeRO-3)"):
+        p_ = plan(1.0, 8, 4, strategy)
+        comm = [s for s in p_.segments if s.kind == "communicate"]
+        assert all(s.end - s.start == pytest.approx(p_.sent[s.device] / 450e9) for s in comm)
+    assert "more than an 80 GB GPU holds" in plan(7.0, 16, 4, "DDP").message  # 112 GB of model state alone
+    assert plan(7.0, 16, 4, "FSDP (ZeRO-3)").message == ""
+    fig = draw_plan(plan(7.0, 16, 4, "DDP"))
+    assert any(t.get_text() == " 80 GB GPU" and t.get_visible() for t in fig.axes[0].texts)

@@ -1,0 +1,100 @@
+"""The static site's frame player: the data a widget's frames travel in, and the HTML that carries it.
+
+A widget (``torchcourse.widgets.Explorer``) computes every state of its frame space at build time;
+this module encodes them as ``FrameData``, the JSON that book/js/frame-player.js reads, and wraps it
+in the player's HTML. ``FrameData``'s keys are the format: tests/unit/test_frames.py compares them
+with the keys the script reads.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import json
+from dataclasses import dataclass
+from typing import Any, TypedDict
+
+
+@dataclass(frozen=True)
+class FrameAxis:
+    """One control as the site's frame player offers it: the values it steps through."""
+
+    name: str
+    description: str
+    kind: str  # "slider", "select" or "checkbox"
+    values: list
+    labels: list[str]
+    #: The value the live widget starts at (its index in ``values``).
+    start: int
+    #: Shown beside a free-text control turned into a list of curated inputs.
+    note: str = ""
+
+
+class AxisData(TypedDict):
+    """One control as the player builds it."""
+
+    name: str
+    description: str
+    kind: str           # "slider", "select" or "checkbox"
+    labels: list[str]   # one per value, in order
+    start: int          # the index of the value the live widget starts at (the player's alt text)
+    note: str           # shown beside a free-text control offered as a list of inputs
+
+
+class FrameData(TypedDict):
+    """Every frame of one widget, as the player reads it."""
+
+    title: str
+    axes: list[AxisData]
+    images: list[str]         # base64 PNG, each picture once
+    messages: list[str]       # HTML, each message once
+    frames: list[list[int]]   # per state: its value index per axis, then its image index and message index
+    start: int                # the index in ``frames`` of the starting state
+
+
+def frame_data(title: str, axes: list[FrameAxis], pngs: list[bytes], messages: list[str],
+               frames: list[list[int]], start: int) -> FrameData:
+    """The player's data for a widget's computed frames (``pngs`` and ``messages`` as ``frames`` index them)."""
+    return FrameData(
+        title=title,
+        axes=[AxisData(name=a.name, description=a.description, kind=a.kind, labels=a.labels, start=a.start,
+                       note=a.note) for a in axes],
+        images=[base64.b64encode(png_small(png)).decode("ascii") for png in pngs],
+        messages=messages,
+        frames=frames,
+        start=start,
+    )
+
+
+def player_html(data: FrameData, widget: str, name: str) -> str:
+    """The site's frame player: the starting frame and message (shown without JavaScript too) and every
+    frame as JSON, which book/js/frame-player.js turns into working controls. ``widget`` is the wrapper's
+    dotted path (``data-widget``), ``name`` what the picture's alt text calls it when it has no title."""
+    image, message = data["frames"][data["start"]][-2:]
+    alt = html.escape(f"{data['title'] or name}: " + ", ".join(
+        f"{a['description']} {a['labels'][a['start']]}" for a in data["axes"]), quote=True)
+    title = f"<div class=\"tc-player-title\"><b>{html.escape(data['title'])}</b></div>" if data["title"] else ""
+    return (f'<div class="tc-player" data-widget="{widget}">{title}'
+            '<div class="tc-player-controls"></div>'
+            f'<div class="tc-player-message">{data["messages"][message]}</div>'
+            f'<img class="tc-player-frame" alt="{alt}" src="data:image/png;base64,{data["images"][image]}">'
+            f'<script type="application/json" class="tc-player-data">{_script_json(data)}</script></div>')
+
+
+def png_small(png: bytes) -> bytes:
+    """The renderer's PNG with a 256-colour palette: the same picture at about a third of the bytes."""
+    from PIL import Image
+
+    with Image.open(io.BytesIO(png)) as img:
+        # Fast octree: a few ms a frame, and smaller files than median cut on these flat-colour plots.
+        quantized = img.convert("RGB").quantize(colors=256, method=Image.Quantize.FASTOCTREE, dither=Image.Dither.NONE)
+    buf = io.BytesIO()
+    quantized.save(buf, format="PNG")
+    return buf.getvalue() if buf.tell() < len(png) else png
+
+
+def _script_json(data: Any) -> str:
+    # Inside <script type="application/json">: no "<", ">" or "&" may close or confuse the element.
+    return json.dumps(data, separators=(",", ":")).replace("<", "\\u003c").replace(">", "\\u003e").replace(
+        "&", "\\u0026")

@@ -1,0 +1,49 @@
+"""The frame player's data (torchcourse/frames.py): its keys are the ones book/js/frame-player.js reads."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from pathlib import Path
+
+from PIL import Image
+
+from torchcourse.frames import AxisData, FrameAxis, FrameData, frame_data, player_html
+
+PLAYER_JS = Path(__file__).resolve().parents[2] / "book" / "js" / "frame-player.js"
+
+
+def _read_by_the_player() -> tuple[set[str], set[str]]:
+    """The keys frame-player.js reads: of the data (``data.X``) and of an axis (``a.X``, ``axes[k].X``)."""
+    js = PLAYER_JS.read_text(encoding="utf-8")
+    code = re.sub(r"/\*.*?\*/|//[^\n]*", "", js, flags=re.S)  # its comments spell the format, not read it
+    top = set(re.findall(r"\bdata\.(\w+)", code))
+    axis = set(re.findall(r"\ba\.(\w+)", code)) | set(re.findall(r"\baxes\[\w+\]\.(\w+)", code))
+    return top, axis
+
+
+def test_the_player_reads_every_key_of_the_frame_data_and_no_other():
+    top, axis = _read_by_the_player()
+    assert top == set(FrameData.__required_keys__)
+    assert axis <= set(AxisData.__required_keys__)
+    # an axis's start is the picture's alt text before any script runs (player_html); the script starts at
+    # the data's own start
+    assert set(AxisData.__required_keys__) - axis == {"start"}
+
+
+def _png(colour: str) -> bytes:
+    buf = io.BytesIO()
+    Image.new("RGB", (8, 8), colour).save(buf, format="PNG")
+    return buf.getvalue()
+
+
+def test_frame_data_is_what_the_player_html_carries():
+    axes = [FrameAxis("n", "size", "slider", [1, 2], ["1", "2"], 1)]
+    data = frame_data("Sizes <1>", axes, [_png("red"), _png("blue")], ["", "<b>two</b>"], [[0, 0, 0], [1, 1, 1]], 1)
+    assert set(data) == set(FrameData.__required_keys__)
+    assert all(set(a) == set(AxisData.__required_keys__) for a in data["axes"])
+    page = player_html(data, "m.W", "W")
+    carried = re.search(r'<script type="application/json" class="tc-player-data">(.*?)</script>', page).group(1)
+    assert json.loads(carried) == data and "<" not in carried  # nothing in the JSON can close its element
+    assert f'src="data:image/png;base64,{data["images"][1]}"' in page and 'alt="Sizes &lt;1&gt;: size 2"' in page
