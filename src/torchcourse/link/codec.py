@@ -34,6 +34,13 @@ from torchcourse.link.wire import (
     _span,
     _storage_span,
     _tensor_bytes,
+    detach,
+    numel,
+    storage_nbytes,
+    storage_offset,
+    storage_ptr,
+    stride,
+    untyped_storage,
 )
 
 # What the checker accepts from the learner's process: values, exceptions, handles and the names of library
@@ -119,26 +126,26 @@ class Codec:
                        "globals": glob}}
 
     def _alias(self, t: torch.Tensor) -> dict | None:
-        if t.numel() == 0:
+        if numel(t) == 0:
             return None
-        ptr = t.untyped_storage().data_ptr()
+        ptr = storage_ptr(untyped_storage(t))
         for k, arg in enumerate(self.args):
-            if type(arg) in (torch.Tensor, torch.nn.Parameter) and arg.untyped_storage().data_ptr() == ptr \
+            if type(arg) in (torch.Tensor, torch.nn.Parameter) and storage_ptr(untyped_storage(arg)) == ptr \
                     and arg.dtype == t.dtype:
                 before = arg._version
                 torch.autograd.graph.increment_version(t)
                 same_counter = arg._version != before
-                return {"arg": k, "offset": t.storage_offset(), "version": same_counter}
+                return {"arg": k, "offset": storage_offset(t), "version": same_counter}
             if type(arg) is np.ndarray and arg.size and arg.dtype == _numpy_dtype(t.dtype):
                 base = arg.__array_interface__["data"][0]
                 if ptr == base:
-                    return {"arg": k, "offset": t.storage_offset(), "version": False}
+                    return {"arg": k, "offset": storage_offset(t), "version": False}
         return None
 
     def _encode_tensor(self, t: torch.Tensor) -> dict:
         if t.layout != torch.strided or t.is_quantized or t.device.type != "cpu":
             raise NotSendable("only dense CPU tensors can be sent")
-        out: dict[str, Any] = {"dtype": str(t.dtype), "shape": list(t.shape), "stride": list(t.stride()),
+        out: dict[str, Any] = {"dtype": str(t.dtype), "shape": list(t.shape), "stride": list(stride(t)),
                                "rg": t.requires_grad, "leaf": t.is_leaf}
         if type(t) is torch.nn.Parameter:
             out["param"] = True
@@ -147,9 +154,9 @@ class Codec:
             out["alias"] = alias
         else:
             out["data"], out["span"] = _tensor_bytes(t)
-            out["offset"] = t.storage_offset() if t.storage_offset() <= ELEMENTS_CAP else 0
+            out["offset"] = storage_offset(t) if storage_offset(t) <= ELEMENTS_CAP else 0
         if t.is_leaf and t.grad is not None:
-            out["grad"] = self._encode_tensor(t.grad.detach())
+            out["grad"] = self._encode_tensor(detach(t.grad))
         return {"tensor": out}
 
     def _encode_array(self, a: np.ndarray) -> dict:
@@ -169,10 +176,10 @@ class Codec:
             return None
         start = a.__array_interface__["data"][0]
         for k, arg in enumerate(self.args):
-            if type(arg) in (torch.Tensor, torch.nn.Parameter) and arg.numel() and \
+            if type(arg) in (torch.Tensor, torch.nn.Parameter) and numel(arg) and \
                     _numpy_dtype(arg.dtype) == a.dtype:
-                base = arg.untyped_storage().data_ptr()
-                if base <= start < base + arg.untyped_storage().nbytes():
+                base = storage_ptr(untyped_storage(arg))
+                if base <= start < base + storage_nbytes(untyped_storage(arg)):
                     return {"arg": k, "offset": (start - base) // a.itemsize}
             if type(arg) is np.ndarray and arg.size and arg.dtype == a.dtype:
                 base = arg.__array_interface__["data"][0]

@@ -10,7 +10,7 @@ import torch
 
 from torchcourse.link.checker_end import _mutables
 from torchcourse.link.codec import Codec
-from torchcourse.link.wire import LinkError, recv_message, send_message
+from torchcourse.link.wire import LinkError, recv_message, send_message, to_numpy
 
 
 class LearnerEnd:
@@ -19,8 +19,9 @@ class LearnerEnd:
     def __init__(self, sock: socket.socket, namespace: dict) -> None:
         self.sock, self.namespace = sock, namespace
         self.objects: dict[int, Any] = {}
-        # bound now, before any learner code runs: the generator's state is read with these
-        self._rng_state, self._equal = torch.default_generator.get_state, torch.equal
+        # bound now, before any learner code runs: the generator's state is read with these, and compared as
+        # bytes (no torch operator, which learner code could re-register, takes part)
+        self._rng_state, self._bytes = torch.default_generator.get_state, to_numpy
 
     def _handle(self, obj: Any) -> dict:
         key = id(obj)
@@ -78,7 +79,7 @@ class LearnerEnd:
         return {"result": encoded, "after": self._after(flat), "moved": moved}
 
     def _moved(self, before) -> bool:
-        return not self._equal(before, self._rng_state())
+        return self._bytes(before).tobytes() != self._bytes(self._rng_state()).tobytes()
 
     def _encode(self, codec: Codec, value: Any) -> Any:
         return codec.encode(value)

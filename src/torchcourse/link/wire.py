@@ -76,6 +76,15 @@ def recv_message(sock: socket.socket) -> Any:
 
 
 # --------------------------------------------------------------------------- small pieces of values
+# A tensor's facts are read through the class's own functions, bound when this module is imported (before any
+# learner code runs): a method set on one tensor (`t.untyped_storage = ...`) or on the class later does not
+# change what is read. Properties (shape, dtype, requires_grad, grad, is_leaf) cannot be shadowed by an
+# instance attribute.
+_TB = torch._C.TensorBase
+numel, stride, storage_offset, untyped_storage = _TB.numel, _TB.stride, _TB.storage_offset, _TB.untyped_storage
+detach, as_strided, clone, view, to_numpy = _TB.detach, _TB.as_strided, _TB.clone, _TB.view, _TB.numpy
+element_size = _TB.element_size
+storage_ptr, storage_nbytes = torch.UntypedStorage.data_ptr, torch.UntypedStorage.nbytes
 
 
 def _float(x: float) -> Any:
@@ -83,9 +92,9 @@ def _float(x: float) -> Any:
 
 
 def _storage_span(t: torch.Tensor) -> int:
-    if t.numel() == 0:
+    if numel(t) == 0:
         return 0
-    return 1 + sum((n - 1) * s for n, s in zip(t.shape, t.stride()))
+    return 1 + sum((n - 1) * s for n, s in zip(t.shape, stride(t)))
 
 
 def _tensor_bytes(t: torch.Tensor) -> tuple[str, int]:
@@ -93,8 +102,8 @@ def _tensor_bytes(t: torch.Tensor) -> tuple[str, int]:
     span = _storage_span(t)
     if span > ELEMENTS_CAP:
         raise NotSendable(f"a tensor over {ELEMENTS_CAP} elements")
-    flat = t.detach().as_strided((span,), (1,), t.storage_offset()).clone()
-    data = flat.view(torch.uint8).numpy().tobytes() if span else b""
+    flat = clone(as_strided(detach(t), (span,), (1,), storage_offset(t)))
+    data = to_numpy(view(flat, torch.uint8)).tobytes() if span else b""
     return base64.b64encode(data).decode(), span
 
 
@@ -120,7 +129,7 @@ def _span(shape, stride) -> int:
 def _flat_len(t) -> int:
     if type(t) is np.ndarray:
         return t.size
-    return t.untyped_storage().nbytes() // max(t.element_size(), 1)
+    return storage_nbytes(untyped_storage(t)) // max(element_size(t), 1)
 
 
 def _numpy_dtype(dt: torch.dtype):
