@@ -37,7 +37,7 @@ start() {
 ctx = ssl._create_unverified_context()
 sys.exit(urllib.request.urlopen(sys.argv[1], timeout=2, context=ctx).status != 200)" \
         "$scheme://$host:$HUB_PORT/hub/api" 2>/dev/null; then
-      echo "hub up at $scheme://$HUB_IP:$HUB_PORT/ (pid $(cat "$PIDFILE"))"; return 0
+      echo "hub up at $scheme://${HUB_HOST:-$HUB_IP}:$HUB_PORT/ (pid $(cat "$PIDFILE"))"; return 0
     fi
     sleep 0.25
   done

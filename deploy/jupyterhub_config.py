@@ -6,6 +6,7 @@ gets a Jupyter server running as that user (LocalProcessSpawner), so the file sy
 homes are 0700, nbgrader's exchange is sticky, and formgrader runs only in the instructor's own server.
 """
 
+import sys
 from pathlib import Path
 
 c = get_config()  # noqa: F821
@@ -25,6 +26,19 @@ c.ConfigurableHTTPProxy.command = [str(PREFIX / "proxy" / "node_modules" / ".bin
 if settings.get("SSL_CERT"):
     c.JupyterHub.ssl_cert = settings["SSL_CERT"]
     c.JupyterHub.ssl_key = settings["SSL_KEY"]
+
+# Each user's server on a host of its own (alice.HUB_HOST): a page one user's server serves (a file, an extension's
+# static file, anything a student's own process answers on her server's port) is then another origin than every other
+# server and the hub, so the browser keeps its script from reading their pages, cookies and _xsrf. With https, the
+# hub's cookies are host-only (__Host-): a user's server cannot set one for the hub (cookie tossing). Needs
+# *.HUB_HOST to resolve to this machine (browsers resolve *.localhost to loopback themselves) and, with https, a
+# certificate for it (a wildcard). HUB_HOST empty: one origin for all (setup-class.sh warns).
+if settings.get("HUB_HOST"):
+    scheme = "https" if settings.get("SSL_CERT") else "http"
+    port = int(settings["HUB_PORT"])
+    default_port = {"https": 443, "http": 80}[scheme]
+    c.JupyterHub.subdomain_host = f"{scheme}://{settings['HUB_HOST']}" + (f":{port}" if port != default_port else "")
+    c.JupyterHub.cookie_host_prefix_enabled = scheme == "https"
 
 # The hub's own state (its database and cookie secret) in a folder only root can read.
 c.JupyterHub.db_url = f"sqlite:///{STATE / 'jupyterhub.sqlite'}"
@@ -90,6 +104,8 @@ def per_user(spawner):
                            # JupyterLab's own settings and workspaces stay the user's (by default under the above)
                            "JUPYTERLAB_SETTINGS_DIR": f"{user.pw_dir}/.jupyter/lab/user-settings",
                            "JUPYTERLAB_WORKSPACES_DIR": f"{user.pw_dir}/.jupyter/lab/workspaces"}
+    if role == "instructor":  # formgrader's page template (MathJax from this server, not a CDN)
+        spawner.environment["JUPYTER_PATH"] = str(HERE / "jupyter-instructor-data")
 
 
 c.Spawner.pre_spawn_hook = per_user
@@ -97,6 +113,10 @@ c.Spawner.environment = {
     "TORCHCOURSE_EXCHANGE": settings["EXCHANGE"],
     "PATH": f"{PREFIX / 'bin'}:/usr/local/bin:/usr/bin:/bin",
 }
+# The inbound guard (deploy/inbound_guard.py), root's, started and restarted by the hub: what a student puts into the
+# exchange's inbound beyond the class's limits is removed (the file systems here may offer no quotas).
+c.JupyterHub.services = [{"name": "inbound-guard", "command": [
+    sys.executable, "-I", str(PREFIX / "bin" / "inbound-guard"), str(HERE / "class.env")]}]
 # Small hosts under load take longer than the defaults to start a server.
 c.Spawner.start_timeout = 120
 c.Spawner.http_timeout = 120

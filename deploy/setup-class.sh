@@ -7,6 +7,10 @@
 #   PREFIX        where the environment, the proxy, the hub's state and its config live     default /opt/torchcourse
 #   EXCHANGE      nbgrader's exchange                                                        default /srv/nbgrader/exchange
 #   HUB_IP HUB_PORT        the address the hub answers on                                    default 127.0.0.1 8000
+#   HUB_HOST      the hub's host name; each user's server is at USER.HUB_HOST, an origin of its own (needs a
+#                 wildcard DNS record *.HUB_HOST, and with SSL_CERT a certificate for it too); none: one origin for
+#                 all, where a page from one user's server can act as whoever opens it
+#                 default hub.localhost with a loopback HUB_IP (browsers resolve *.localhost to loopback)
 #   HUB_API_PORT PROXY_API_PORT  the hub's and the proxy's internal ports (loopback)          default 8081 8001
 #   AUTH          pam (the machine's passwords), shared-password (SHARED_PASSWORD, one for the class), or
 #                 dummy (any password; only to try the hub out)                              default pam
@@ -16,6 +20,11 @@
 #                 .venv): layered under PREFIX/venv instead of installing the lock again
 #   HOME_BASE     where new users' homes go (useradd -b)                                     default /home
 #   KERNEL_DIR    a folder of root's holding each user's kernel sockets (short paths)        default /run/torchcourse
+#   SUBMISSION_MAX_MB SUBMISSION_FILES  most MiB, files and folders one submission may hold   default 100 10000
+#   INBOUND_QUOTA_MB   most MiB a student's entries in the exchange's inbound may hold together  default 500
+#   INBOUND_CHECK_S    how often the hub's inbound guard looks (seconds)                         default 10
+#   HIDEPID       1: /proc shows each user only their own processes, now and after reboots (deploy/hidepid.sh;
+#                 it changes the whole machine, so only when asked)                          default 0
 #   START         1: start (or restart) the hub at the end; 0: only set up                   default 1
 set -euo pipefail
 [ "$(id -u)" -eq 0 ] || { echo "setup-class.sh: run as root (sudo make class)" >&2; exit 1; }
@@ -24,6 +33,15 @@ INSTRUCTOR=${INSTRUCTOR:-instructor}
 PREFIX=${PREFIX:-/opt/torchcourse}
 EXCHANGE=${EXCHANGE:-/srv/nbgrader/exchange}
 HUB_IP=${HUB_IP:-127.0.0.1}
+case $HUB_IP in 127.*|::1) HUB_HOST=${HUB_HOST:-hub.localhost} ;; esac
+if [ -z "${HUB_HOST:-}" ] || { [[ $HUB_HOST =~ (^|\.)localhost$ ]] && [[ ! $HUB_IP =~ ^(127\.|::1$) ]]; }; then
+  echo "setup-class.sh: HUB_IP=$HUB_IP: set HUB_HOST to the hub's host name (e.g. hub.example.org, with a DNS record" \
+    "*.hub.example.org to this server and, with SSL_CERT, a certificate for both), or HUB_HOST=none" >&2; exit 2
+fi
+[[ $HUB_HOST =~ ^([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)*[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$ ]] \
+  || { echo "setup-class.sh: HUB_HOST=$HUB_HOST is not a host name" >&2; exit 2; }
+[ "$HUB_HOST" != none ] || echo "class: WARNING: HUB_HOST=none: every user's server shares one origin; a page served from one \
+user's server can act as whoever opens it (do not open links to other users' servers)"
 HUB_PORT=${HUB_PORT:-8000}
 HUB_API_PORT=${HUB_API_PORT:-8081}
 PROXY_API_PORT=${PROXY_API_PORT:-8001}
@@ -32,16 +50,25 @@ HOME_BASE=${HOME_BASE:-/home}
 START=${START:-1}
 GROUP=torchcourse
 COURSE_ID=torchcourse
+SUBMISSION_MAX_MB=${SUBMISSION_MAX_MB:-100}
+SUBMISSION_FILES=${SUBMISSION_FILES:-10000}
+INBOUND_QUOTA_MB=${INBOUND_QUOTA_MB:-500}
+INBOUND_CHECK_S=${INBOUND_CHECK_S:-10}
+for v in SUBMISSION_MAX_MB SUBMISSION_FILES INBOUND_QUOTA_MB INBOUND_CHECK_S; do
+  [[ ${!v} =~ ^[1-9][0-9]{0,6}$ ]] || { echo "setup-class.sh: $v=${!v}: a whole number from 1" >&2; exit 2; }
+done
 PY=/usr/bin/python3.11
 say() { printf '%s\n' "class: $*"; }
 
 # 1. Debian packages, only those missing: Python 3.11 (its venv is readable by every user), Node for the proxy,
-#    bubblewrap for the grader's sandbox, sudo for the instructor's one root command (autograde).
+#    bubblewrap for the grader's sandbox, sudo for the instructor's root commands, MathJax for formgrader.
 need=()
 { [ -x "$PY" ] && "$PY" -c 'import ensurepip' 2>/dev/null; } || need+=(python3.11 python3.11-venv)
 command -v npm >/dev/null || need+=(npm)
 command -v bwrap >/dev/null || need+=(bubblewrap)
 command -v sudo >/dev/null || need+=(sudo)
+# MathJax 2 for formgrader's pages, served by the instructor's own server (nbgrader loads it from a CDN otherwise).
+[ -f /usr/share/javascript/mathjax/MathJax.js ] || need+=(libjs-mathjax)
 if [ ${#need[@]} -gt 0 ]; then
   say "installing ${need[*]}"
   DEBIAN_FRONTEND=noninteractive apt-get update -qq
@@ -75,6 +102,8 @@ else
 fi
 # The grader's code, root-owned: autograde runs it as root (section 6), so nobody else may change it.
 rm -rf "$PREFIX/app/grader" && cp -r "$REPO/grader" "$PREFIX/app/grader"
+# nbgrader's submit with the class's limits (the students' nbgrader configuration below names it).
+cp "$REPO/deploy/torchcourse_submit.py" "$PREFIX/app/torchcourse_submit.py"
 find "$PREFIX/app" -name __pycache__ -prune -exec rm -rf {} +
 # `python -m grader check NOTEBOOK` for every user, as in the repository (the instructor's own folder comes first).
 echo "$PREFIX/app" > "$VENV/lib/python3.11/site-packages/torchcourse_grader.pth"
@@ -168,8 +197,23 @@ class CourseCollect(_ExchangeCollect):
 _Autograde.start = _no_autograde
 c.ExchangeFactory.collect = CourseCollect
 EOF
+# Formgrader's submission page loads MathJax 2 from a CDN ("MathJax is not defined" offline, and a third party sees
+# every page the instructor grades): Debian's copy instead, from the instructor's own server (/static/mathjax/), by a
+# template that only formgrader's page uses (JUPYTER_PATH of the instructor's server, set by the hub).
 echo '{"ServerApp": {"jpserver_extensions": {"nbgrader.server_extensions.formgrader": true,
   "nbgrader.server_extensions.course_list": true}}}' > "$IJ/jupyter_server_config.d/torchcourse-instructor.json"
+# (jupyter_server reads only which extensions to load from config.d; other settings go in the main file)
+echo '{"ServerApp": {"extra_static_paths": ["/usr/share/javascript"]}}' > "$IJ/jupyter_server_config.json"
+IJD=$PREFIX/etc/jupyter-instructor-data
+rm -rf "$IJD" && mkdir -p "$IJD/nbconvert/templates/formgrade"
+cat > "$IJD/nbconvert/templates/formgrade/mathjax.html.j2" <<EOF
+{#- Written by deploy/setup-class.sh: formgrader's page loads MathJax from the instructor's server, not a CDN. -#}
+{%- from 'base/mathjax.html.j2' import mathjax as _mathjax -%}
+{%- macro mathjax(url="/user/$INSTRUCTOR/static/mathjax/MathJax.js?config=TeX-AMS_CHTML-full,Safe") -%}
+{{ _mathjax(url) }}
+{%- endmacro -%}
+EOF
+chmod -R a+rX "$IJD"
 echo '{"disabledExtensions": {"@jupyter/nbgrader:formgrader": false, "@jupyter/nbgrader:course-list": false,
   "@jupyter/nbgrader:create-assignment": false, "@jupyterlab/apputils-extension:announcements": true}}' \
   > "$IJ/labconfig/page_config.json"
@@ -187,6 +231,12 @@ cat > "$VENV/etc/jupyter/nbgrader_config.py" <<EOF
 c = get_config()  # noqa: F821
 c.CourseDirectory.course_id = "$COURSE_ID"
 c.Exchange.root = "$EXCHANGE"
+# A chapter folder over the class's limits is refused with a message, before anything is copied (the hub's inbound
+# guard removes what is put into inbound over them another way).
+from torchcourse_submit import CourseSubmit  # noqa: E402
+c.ExchangeFactory.submit = CourseSubmit
+c.CourseSubmit.max_submission_mb = $SUBMISSION_MAX_MB
+c.CourseSubmit.max_submission_files = $SUBMISSION_FILES
 EOF
 echo '{"ServerApp": {"jpserver_extensions": {"nbgrader.server_extensions.formgrader": false,
   "nbgrader.server_extensions.course_list": false}}}' > "$VENV/etc/jupyter/jupyter_server_config.d/zz-torchcourse.json"
@@ -216,6 +266,7 @@ PREFIX=$PREFIX
 COURSE=$COURSE
 EXCHANGE=$EXCHANGE
 HUB_IP=$HUB_IP
+HUB_HOST=$([ "$HUB_HOST" = none ] || echo "$HUB_HOST")
 HUB_PORT=$HUB_PORT
 HUB_API_PORT=$HUB_API_PORT
 PROXY_API_PORT=$PROXY_API_PORT
@@ -225,6 +276,10 @@ SSL_CERT=${SSL_CERT:-}
 SSL_KEY=${SSL_KEY:-}
 GRADER_PYTHON=${BASE_VENV:-$VENV}/bin/python
 KERNEL_DIR=${KERNEL_DIR:-/run/torchcourse}
+SUBMISSION_MAX_MB=$SUBMISSION_MAX_MB
+SUBMISSION_FILES=$SUBMISSION_FILES
+INBOUND_QUOTA_MB=$INBOUND_QUOTA_MB
+INBOUND_CHECK_S=$INBOUND_CHECK_S
 EOF
 chmod 0644 "$PREFIX/etc/class.env"
 if [ -n "${SHARED_PASSWORD:-}" ]; then
@@ -233,6 +288,7 @@ fi
 cp "$REPO/deploy/jupyterhub_config.py" "$PREFIX/etc/jupyterhub_config.py"
 cp "$REPO/deploy/autograde.sh" "$PREFIX/bin/autograde" && chmod 0755 "$PREFIX/bin/autograde"
 cp "$REPO/deploy/clear-inbound.sh" "$PREFIX/bin/clear-inbound" && chmod 0755 "$PREFIX/bin/clear-inbound"
+cp "$REPO/deploy/inbound_guard.py" "$PREFIX/bin/inbound-guard" && chmod 0755 "$PREFIX/bin/inbound-guard"
 cp "$REPO/deploy/release_feedback.py" "$PREFIX/bin/release-feedback" && chmod 0755 "$PREFIX/bin/release-feedback"
 sed -i "1s|.*|#!$VENV/bin/python|" "$PREFIX/bin/release-feedback"
 printf 'export TORCHCOURSE_EXCHANGE=%s\ncase ":$PATH:" in *":%s/bin:"*) ;; *) PATH="%s/bin:$PATH" ;; esac\n' \
@@ -244,6 +300,11 @@ if [ -d /etc/sudoers.d ]; then
   chmod 0440 /etc/sudoers.d/torchcourse
 fi
 mkdir -p "$PREFIX/state" && chmod 0700 "$PREFIX/state"
+if [ "${HIDEPID:-0}" = 1 ]; then
+  bash "$REPO/deploy/hidepid.sh" /proc --persist
+else
+  say "students can list every user's processes in /proc; HIDEPID=1 hides them (the whole machine: see deploy/hidepid.sh)"
+fi
 
 # 8. Start the hub (a systemd service where systemd runs; otherwise a background process with a pid file).
 [ "$START" = 1 ] || { say "set up; start the hub with: $PREFIX/bin/python -m jupyterhub -f $PREFIX/etc/jupyterhub_config.py"; exit 0; }
@@ -266,4 +327,5 @@ else
   "$REPO/deploy/hub.sh" restart "$PREFIX"
 fi
 scheme=http; [ -n "${SSL_CERT:-}" ] && scheme=https
-say "hub starting at $scheme://$HUB_IP:$HUB_PORT/ (log in as $INSTRUCTOR; students: deploy/add-student.sh NAME)"
+host=$HUB_HOST; [ "$host" = none ] && host=$HUB_IP
+say "hub starting at $scheme://$host:$HUB_PORT/ (log in as $INSTRUCTOR; students: deploy/add-student.sh NAME)"

@@ -1,14 +1,15 @@
 """A class on a real JupyterHub (deploy/): set up by deploy/setup-class.sh, real unix users, loopback only.
 
 One module-scoped run: an instructor and two students are created, log in with their passwords (PAM), start
-their servers (each runs as its user), and go through a class round: release, fetch, submit, collect,
-autograde (sandbox, as root through the instructor's sudo rule), feedback back to the students, export.
-Then a student attacks: renames or squats the course's folders, submits as the other student (also dated
-2099), reads the instructor's home, the gradebook and the hub's state, reaches the instructor's formgrader.
-Each attack is refused, and the honest student's grade is unchanged.
+their servers (each runs as its user, on a host of its own: USER.hub.localhost, over https), and go through a
+class round: release, fetch, submit, collect, autograde (sandbox, as root through the instructor's sudo rule),
+feedback back to the students, export. Then a student attacks: renames or squats the course's folders, submits
+as the other student (also dated 2099), reads the instructor's home, the gradebook and the hub's state, reaches
+the instructor's formgrader, serves a page with a script to the others (opened in Chromium), floods the
+exchange, reads the others' processes. Each attack is refused, and the honest student's grade is unchanged.
 
-Users, homes, the exchange, the hub and the files setup-class.sh writes in /etc are removed afterwards, even
-when a step fails. Needs root (to create users); skipped with the reason otherwise.
+Users, homes, the exchange, the hub and the files setup-class.sh writes in /etc (and the test in /etc/hosts) are
+removed afterwards, even when a step fails. Needs root (to create users); skipped with the reason otherwise.
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ def _why_not() -> str | None:
         return "needs root: it creates unix users, as `make test` does when run as root (CI)"
     if sys.platform != "linux":
         return "a Linux host is needed (unix users, PAM)"
-    for tool in ("npm", "runuser", "useradd", "chpasswd"):
+    for tool in ("npm", "runuser", "useradd", "chpasswd", "openssl"):
         if not shutil.which(tool):
             return f"{tool} is missing (tests/setup-system.sh installs what the class needs)"
     if Path(sys.base_prefix).resolve() != Path(BASE_PYTHON).resolve().parent.parent:
@@ -62,7 +63,8 @@ def _why_not() -> str | None:
 pytestmark = [pytest.mark.grading, pytest.mark.skipif(_why_not() is not None, reason=_why_not() or "")]
 
 # Files setup-class.sh writes outside its own folders, put back as they were afterwards.
-ETC_FILES = ("/etc/login.defs", "/etc/adduser.conf", "/etc/profile.d/torchcourse.sh", "/etc/sudoers.d/torchcourse")
+ETC_FILES = ("/etc/login.defs", "/etc/adduser.conf", "/etc/profile.d/torchcourse.sh", "/etc/sudoers.d/torchcourse",
+             "/etc/hosts")
 
 
 def _free_ports(n: int) -> list[int]:
@@ -84,11 +86,17 @@ class Klass:
     students: tuple[str, str]
     passwords: dict[str, str]
     base: str
+    port: int
+    cert: Path
     course: Path = Path()
     times: dict[str, float] = field(default_factory=dict)
     outcomes: dict[str, str] = field(default_factory=dict)
     sessions: dict = field(default_factory=dict)
     log: list[str] = field(default_factory=list)
+
+    def server(self, user: str) -> str:
+        """The URL of a user's server: on a host of its own (USER.hub.localhost), another origin than the hub's."""
+        return f"https://{user}.hub.localhost:{self.port}/user/{user}"
 
     def home(self, user: str) -> Path:
         import pwd
@@ -109,6 +117,8 @@ class Klass:
         import requests
 
         s = requests.Session()
+        s.trust_env = False  # REQUESTS_CA_BUNDLE would replace the class's certificate
+        s.verify = str(self.cert)
         page = s.get(f"{self.base}/hub/login", timeout=30)
         xsrf = re.search(r'name="_xsrf" value="([^"]+)"', page.text)[1]
         r = s.post(f"{self.base}/hub/login?next=", allow_redirects=False, timeout=60,
@@ -121,12 +131,15 @@ class Klass:
         return {"X-XSRFToken": self.sessions[user].cookies.get("_xsrf", path="/hub/")}
 
     def user_xsrf(self, user: str) -> dict:
-        return {"X-XSRFToken": self.sessions[user].cookies.get("_xsrf", path=f"/user/{user}/")}
+        # The server's own _xsrf cookie, on its host (on / there: its cookies are host-only, __Host- with https)
+        host = f"{user}.hub.localhost"
+        jar = self.sessions[user].cookies
+        return {"X-XSRFToken": next(c.value for c in jar if c.name == "_xsrf" and c.domain == host)}
 
     def action(self, user: str, what: str) -> dict:
         """nbgrader's assignment-list extension in the user's own server (what JupyterLab's panel calls)."""
         t = time.monotonic()
-        r = self.sessions[user].post(f"{self.base}/user/{user}/assignments/{what}", headers=self.user_xsrf(user),
+        r = self.sessions[user].post(f"{self.server(user)}/assignments/{what}", headers=self.user_xsrf(user),
                                      data={"course_id": COURSE_ID, "assignment_id": CH}, timeout=300)
         self.log.append(f"POST [{user}] assignments/{what} ({time.monotonic() - t:.1f} s): {r.status_code}")
         assert r.status_code == 200, f"{user} {what}: {r.status_code} {r.text[:300]}"
@@ -135,7 +148,7 @@ class Klass:
         return reply
 
     def put_notebook(self, user: str, path: str, nb) -> None:
-        r = self.sessions[user].put(f"{self.base}/user/{user}/api/contents/{path}", headers=self.user_xsrf(user),
+        r = self.sessions[user].put(f"{self.server(user)}/api/contents/{path}", headers=self.user_xsrf(user),
                                     json={"type": "notebook", "format": "json", "content": nb}, timeout=60)
         assert r.status_code in (200, 201), f"{user} PUT {path}: {r.status_code} {r.text[:300]}"
 
@@ -184,15 +197,27 @@ def _klass():
     hub, api, proxy = _free_ports(3)
     outlived: dict[str, list[str]] = {}
     k = Klass(tmp=tmp, prefix=tmp / "prefix", exchange=tmp / "exchange", inst=inst, students=(s1, s2),
-              passwords={u: secrets.token_urlsafe(12) for u in (inst, s1, s2)}, base=f"http://127.0.0.1:{hub}")
+              passwords={u: secrets.token_urlsafe(12) for u in (inst, s1, s2)}, base=f"https://hub.localhost:{hub}",
+              port=hub, cert=tmp / "hub.crt")
     private = _private_ancestors(Path(sys.prefix), REPO)
     for folder, mode in private.items():  # a clone in a private folder (mktemp -d, as CI's fresh clone is)
         folder.chmod(mode | stat.S_IXOTH)
     env = {**os.environ, "INSTRUCTOR": inst, "PREFIX": str(k.prefix), "EXCHANGE": str(k.exchange),
            "HOME_BASE": str(tmp / "home"), "HUB_IP": "127.0.0.1", "HUB_PORT": str(hub), "HUB_API_PORT": str(api),
            "PROXY_API_PORT": str(proxy), "BASE_VENV": sys.prefix, "START": "0",
-           "KERNEL_DIR": str(tmp / "kernels")}
+           "KERNEL_DIR": str(tmp / "kernels"), "HUB_HOST": "hub.localhost", "SSL_CERT": str(k.cert),
+           "SSL_KEY": str(tmp / "hub.key"), "INBOUND_QUOTA_MB": "300", "INBOUND_CHECK_S": "2"}
     try:
+        # https, as a class beyond loopback has it (the hub's cookies are then host-only, __Host-): a certificate for
+        # the hub and each user's host. Browsers resolve *.localhost to loopback themselves; this machine's resolver
+        # (requests) is told in /etc/hosts.
+        names = ["hub.localhost"] + [f"{u}.hub.localhost" for u in (inst, s1, s2)]
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
+                        "-subj", "/CN=hub.localhost",
+                        "-addext", "subjectAltName=" + ",".join(f"DNS:{n}" for n in names),
+                        "-keyout", env["SSL_KEY"], "-out", env["SSL_CERT"]], check=True, capture_output=True)
+        with open("/etc/hosts", "a") as hosts:
+            hosts.write("".join(f"127.0.0.1 {n}\n" for n in names))
         t = time.monotonic()
         done = subprocess.run(["bash", str(REPO / "deploy" / "setup-class.sh")], env=env, capture_output=True,
                               text=True, timeout=600)
@@ -267,6 +292,12 @@ def round_(klass):
     # extension that would serve pages to other users' browsers.
     k.run_as(s1, "mkdir -p ~/.jupyter && echo '{\"ServerApp\": {\"tornado_settings\": {\"headers\": "
                  "{\"X-Student-Config\": \"loaded\"}}}}' > ~/.jupyter/jupyter_server_config.json")
+    # ... and a page with a script that her server serves to anyone, unauthenticated: JupyterLab serves the static
+    # files of extensions in her own data folder (~/.local/share/jupyter/labextensions).
+    page = k.home(s1) / ".local/share/jupyter/labextensions" / EVIL_EXTENSION / "static" / "page.html"
+    k.run_as(s1, f"mkdir -p {page.parent}")
+    page.write_text(EVIL_PAGE)
+    shutil.chown(page, s1, s1)
     for user in (k.inst, s1, s2):
         k.login(user)
     started = {}
@@ -288,7 +319,7 @@ def round_(klass):
     assert not waiting, f"servers not ready after 240 s: {waiting}\n" + \
         (k.prefix / "state" / "hub.log").read_text()[-3000:]
     for user in (k.inst, s1, s2):  # the OAuth dance that sets the server's own cookie and _xsrf
-        assert k.sessions[user].get(f"{k.base}/user/{user}/lab", timeout=60).status_code == 200
+        assert k.sessions[user].get(f"{k.server(user)}/lab", timeout=60).status_code == 200
 
     out, _ = release.communicate(timeout=600)
     assert release.returncode == 0, f"release failed:\n{out}"
@@ -408,11 +439,11 @@ def test_learner_code_never_ran_as_the_instructor(klass, round_):
 
 def test_only_the_instructor_has_formgrader(klass, round_):
     k, (s1, _) = klass, klass.students
-    assert k.sessions[k.inst].get(f"{k.base}/user/{k.inst}/formgrader", timeout=60).status_code == 200
-    mine = k.sessions[s1].get(f"{k.base}/user/{s1}/formgrader", timeout=60).status_code
+    assert k.sessions[k.inst].get(f"{k.server(k.inst)}/formgrader", timeout=60).status_code == 200
+    mine = k.sessions[s1].get(f"{k.server(s1)}/formgrader", timeout=60).status_code
     # The hub sends the browser to its OAuth page, which refuses: another user's server is not theirs.
-    theirs = k.sessions[s1].get(f"{k.base}/user/{k.inst}/formgrader", timeout=60).status_code
-    api = k.sessions[s1].get(f"{k.base}/user/{k.inst}/api/contents", allow_redirects=False, timeout=60).status_code
+    theirs = k.sessions[s1].get(f"{k.server(k.inst)}/formgrader", timeout=60).status_code
+    api = k.sessions[s1].get(f"{k.server(k.inst)}/api/contents", allow_redirects=False, timeout=60).status_code
     k.outcomes["student opens /formgrader in own server"] = f"HTTP {mine}"
     k.outcomes["student opens the instructor's /formgrader and files"] = f"HTTP {theirs}, {api}"
     assert mine == 404
@@ -450,7 +481,7 @@ def attacks(klass, round_):
     k.run_as(s1, f"{sys.executable} -c {shlex.quote(dig)}")
     kernel = _kernel_sniffing(k, s1, s2)
     # The instructor clicks formgrader's Autograde (learner code as the instructor) and Collect (nbgrader's own).
-    fg = f"{k.base}/user/{k.inst}/formgrader/api"
+    fg = f"{k.server(k.inst)}/formgrader/api"
     buttons = {what: k.sessions[k.inst].post(f"{fg}/{url}", headers=k.user_xsrf(k.inst), timeout=300).json()
                for what, url in (("autograde", f"submission/{CH}/{s1}/autograde"),
                                  ("collect", f"assignment/{CH}/collect"))}
@@ -469,7 +500,7 @@ def attacks(klass, round_):
 
 def _kernel_sniffing(k: Klass, owner: str, sniffer: str) -> dict:
     """`owner` starts a kernel in her server; what of it can `sniffer` reach: its TCP ports, its sockets' folder."""
-    r = k.sessions[owner].post(f"{k.base}/user/{owner}/api/kernels", headers=k.user_xsrf(owner),
+    r = k.sessions[owner].post(f"{k.server(owner)}/api/kernels", headers=k.user_xsrf(owner),
                                json={"name": "python3"}, timeout=120)
     assert r.status_code == 201, f"{owner}: kernel {r.status_code} {r.text[:300]}"
     kid = r.json()["id"]
@@ -487,7 +518,7 @@ def _kernel_sniffing(k: Klass, owner: str, sniffer: str) -> dict:
         return {"transport": info["transport"], "ip": info["ip"], "pids": pids, "tcp": tcp,
                 "sniffer": reach.returncode, "sniffer_err": reach.stderr.strip()[-120:]}
     finally:
-        k.sessions[owner].delete(f"{k.base}/user/{owner}/api/kernels/{kid}", headers=k.user_xsrf(owner), timeout=60)
+        k.sessions[owner].delete(f"{k.server(owner)}/api/kernels/{kid}", headers=k.user_xsrf(owner), timeout=60)
 
 
 def _gradebook(k: Klass) -> dict[str, float]:
@@ -563,7 +594,7 @@ def test_a_folder_too_deep_is_refused_and_named_and_collect_goes_on(klass, attac
 def hand_graded(klass, round_, attacks):
     """The instructor gives student 1 full marks on one answer in formgrader, then runs report and export."""
     k, (s1, _) = klass, klass.students
-    fg, web, xsrf = f"{k.base}/user/{k.inst}/formgrader/api", k.sessions[k.inst], k.user_xsrf(k.inst)
+    fg, web, xsrf = f"{k.server(k.inst)}/formgrader/api", k.sessions[k.inst], k.user_xsrf(k.inst)
     subs = web.get(f"{fg}/submitted_notebooks/{CH}/{round_['names'][0]}", headers=xsrf, timeout=60).json()
     sub = next(x for x in subs if x.get("student") == s1)
     grades = web.get(f"{fg}/grades", params={"submission_id": sub["id"]}, headers=xsrf, timeout=60).json()
@@ -608,7 +639,7 @@ def test_servers_keep_caches_at_home_and_lab_asks_no_news(klass, round_):
                          text=True).stdout.split()[0]
     env = dict(x.split("=", 1) for x in Path(f"/proc/{pid}/environ").read_text().split("\0") if "=" in x)
     assert env.get("TORCHINDUCTOR_CACHE_DIR") == f"{klass.home(s1)}/.cache/torchinductor", env
-    page = klass.sessions[s1].get(f"{klass.base}/user/{s1}/lab", timeout=60).text
+    page = klass.sessions[s1].get(f"{klass.server(s1)}/lab", timeout=60).text
     assert "@jupyterlab/apputils-extension:announcements" in page
 
 
@@ -636,12 +667,226 @@ def test_setup_says_the_checkout_holding_solutions_is_readable(klass):
 
 def test_a_students_own_jupyter_config_is_not_loaded(klass, round_):
     s1 = klass.students[0]
-    r = klass.sessions[s1].get(f"{klass.base}/user/{s1}/api/status", timeout=60)
+    r = klass.sessions[s1].get(f"{klass.server(s1)}/api/status", timeout=60)
     klass.outcomes["a student's own ~/.jupyter server config"] = \
         "loaded" if "X-Student-Config" in r.headers else "ignored"
     assert r.status_code == 200 and "X-Student-Config" not in r.headers, dict(r.headers)
     # JupyterLab still saves her workspace (into her home, not the root-owned configuration folder)
-    r = klass.sessions[s1].put(f"{klass.base}/user/{s1}/lab/api/workspaces/default", headers=klass.user_xsrf(s1),
+    r = klass.sessions[s1].put(f"{klass.server(s1)}/lab/api/workspaces/default", headers=klass.user_xsrf(s1),
                                json={"data": {}, "metadata": {"id": "default"}}, timeout=60)
     assert r.status_code in (200, 204), f"{r.status_code} {r.text[:300]}"
     assert list(klass.home(s1).glob(".jupyter/lab/workspaces/default*"))
+
+
+# A page one student's server serves (see round_): opened by someone logged in to the hub, its script tries to act in
+# the server named after '#': read the _xsrf cookie from a window it opens there, read the files, write one with it.
+EVIL_EXTENSION = "tc-page"
+EVIL_PAGE = r"""<!doctype html><title>working</title><body><script>
+(async () => {
+  const target = decodeURIComponent(location.hash.slice(1)), out = {origin: location.origin};
+  const w = window.open(target + "/lab", "target");
+  let xsrf = "";
+  for (let i = 0; i < 100; i++) {  // until its page has loaded, or the browser refuses to let this one look
+    await new Promise(r => setTimeout(r, 200));
+    try {
+      if (w.document.readyState === "complete" && w.location.pathname.endsWith("/lab")) {
+        out.cookie = w.document.cookie; xsrf = (out.cookie.match(/_xsrf=([^;]+)/) || ["", ""])[1]; break;
+      }
+    } catch (e) { out.cookie = "refused: " + e.name; break; }
+  }
+  try {
+    const r = await fetch(target + "/api/contents", {credentials: "include", headers: {"X-XSRFToken": xsrf}});
+    out.read = "HTTP " + r.status + ", " + (await r.text()).length + " bytes";
+  } catch (e) { out.read = "refused: " + e.name; }
+  try {
+    const r = await fetch(target + "/api/contents/written-by-a-page.txt", {method: "PUT", credentials: "include",
+      headers: {"Content-Type": "application/json", "X-XSRFToken": xsrf},
+      body: JSON.stringify({type: "file", format: "text", content: "x"})});
+    out.write = "HTTP " + r.status;
+  } catch (e) { out.write = "refused: " + e.name; }
+  w.close();
+  document.body.textContent = JSON.stringify(out); document.title = "done";
+})();
+</script></body>
+"""
+
+
+@pytest.fixture(scope="module")
+def browsers(klass, round_):
+    """Chromium (as tests/browser drives it), each person in a context of their own, logged in through the hub's
+    form: the student opens her own page, then the other student and the instructor open it, aimed at their own
+    servers; the instructor opens a submission in formgrader. Returns what each saw."""
+    from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS, _chromium_missing
+
+    if _chromium_missing():
+        pytest.skip(_chromium_missing())
+    from playwright.sync_api import sync_playwright
+
+    k, (s1, s2) = klass, klass.students
+    page_url = f"{k.server(s1)}/lab/extensions/{EVIL_EXTENSION}/static/page.html"
+    seen: dict = {}
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        try:
+            def person(user: str):
+                context = chromium.new_context(ignore_https_errors=True)
+                page = context.new_page()
+                page.goto(f"{k.base}/hub/login", timeout=60_000)
+                page.fill("#username_input", user)
+                page.fill("#password_input", k.passwords[user])
+                with page.expect_navigation(timeout=60_000):
+                    page.click("#login_submit")
+                page.goto(f"{k.server(user)}/lab", wait_until="domcontentloaded", timeout=120_000)
+                return context, page
+
+            def opens_the_page(page, target: str) -> dict:
+                page.goto(f"{page_url}#{target}", timeout=60_000)
+                page.wait_for_function("document.title === 'done'", timeout=90_000)
+                return json.loads(page.inner_text("body"))
+
+            for user in (s1, s2, k.inst):
+                context, page = person(user)
+                seen[user] = opens_the_page(page, k.server(user))
+                if user == k.inst:
+                    seen["formgrader"] = _formgrader_in_the_browser(k, page)
+                context.close()
+        finally:
+            chromium.close()
+    return seen
+
+
+def _formgrader_in_the_browser(k: Klass, page) -> dict:
+    """The instructor opens the first submission in formgrader: what failed on the page, what it fetched from where."""
+    fg = f"{k.server(k.inst)}/formgrader"
+    subs = k.sessions[k.inst].get(f"{fg}/api/submitted_notebooks/{CH}/{_names()[0]}", headers=k.user_xsrf(k.inst),
+                                  timeout=60).json()
+    errors, hosts = [], set()
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.on("console", lambda msg: msg.type == "error" and errors.append(msg.text))
+    page.on("request", lambda req: req.url.startswith("http") and hosts.add(req.url.split("/")[2].rsplit(":", 1)[0]))
+    r = page.goto(f"{fg}/submissions/{subs[0]['id']}", timeout=60_000)
+    try:  # formgrade.js sets MathJax.loaded once MathJax has typeset the page
+        page.wait_for_function("window.MathJax && MathJax.loaded === true", timeout=60_000)
+    except Exception as exc:  # what the page said is the failure's account
+        errors.append(f"MathJax never finished: {type(exc).__name__}")
+    return {"status": r.status, "errors": errors, "hosts": sorted(hosts),
+            "mathjax": page.evaluate("window.MathJax ? String(MathJax.version) : 'absent'")}
+
+
+def _names() -> list[str]:
+    return sorted(p.stem for p in SOLUTIONS.glob("*.ipynb"))
+
+
+def test_a_page_from_a_students_server_acts_only_in_her_own(klass, browsers):
+    k, (s1, s2) = klass, klass.students
+    own = browsers[s1]
+    # The page works: in the server it came from, it reads the _xsrf cookie, the files, and writes one.
+    assert "_xsrf=" in own.get("cookie", "") and own["read"].startswith("HTTP 200") and own["write"] == "HTTP 201", own
+    assert (k.home(s1) / "written-by-a-page.txt").exists()
+    for victim in (s2, k.inst):
+        got = browsers[victim]
+        k.outcomes[f"a page from {s1}'s server, opened by {'the instructor' if victim == k.inst else s2}"] = \
+            f"cookie {got.get('cookie', 'never readable')}; files {got['read']}; write {got['write']}"
+        assert got["origin"] == f"https://{s1}.hub.localhost:{k.port}", got
+        assert "_xsrf" not in got.get("cookie", ""), got
+        assert got["read"].startswith("refused"), got
+        assert not got["write"].startswith("HTTP 2"), got
+        assert not (k.home(victim) / "written-by-a-page.txt").exists()
+
+
+def test_formgrader_works_in_the_browser_with_mathjax_from_the_server(klass, browsers):
+    fg = browsers["formgrader"]
+    klass.outcomes["formgrader's submission page in Chromium"] = \
+        f"HTTP {fg['status']}, MathJax {fg['mathjax']}, hosts {fg['hosts']}, errors {fg['errors'][:3]}"
+    assert fg["status"] == 200 and fg["mathjax"].startswith("2."), fg
+    assert not [e for e in fg["errors"] if "MathJax" in e], fg
+    assert fg["hosts"] == [f"{klass.inst}.hub.localhost"], fg  # nothing from a CDN
+
+
+@pytest.fixture(scope="module")
+def flood(klass, round_, attacks):
+    """Student 1 floods the exchange: 1 GiB in one entry made by hand, then 4 entries of 90 MiB (past her 300 MiB),
+    then submits a chapter folder of 120 MiB from the Assignments panel. Returns what stayed and what she was told."""
+    k, (s1, s2) = klass, klass.students
+    inbound = k.exchange / COURSE_ID / "inbound"
+    theirs = sorted(p.name for p in inbound.iterdir() if p.owner() == s2)
+    now = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime())
+
+    def write(name: str, mib: int) -> None:  # real writes, as a student's script would make them
+        code = (f"import os\nos.makedirs({name!r})\nwith open({name + '/data.bin'!r}, 'wb') as f:\n"
+                f" for _ in range({mib // 16}): f.write(bytes(16 << 20))")
+        k.run_as(s1, f"{sys.executable} -c {shlex.quote(code)}")
+
+    def gone(name: str, since: float, within: float = 60) -> float | None:
+        while time.monotonic() - since < within:
+            if not (inbound / name).exists():
+                return round(time.monotonic() - since, 1)
+            time.sleep(0.25)
+        return None
+
+    big, t = f"{s1}+{CH}+{now}.000000 UTC+floodfloodfld", time.monotonic()
+    write(str(inbound / big), 1024)
+    big_gone = gone(big, t)  # seconds from the first byte written
+    parts = [f"{s1}+{CH}+{now}.00000{i} UTC+floodpart{i:03d}" for i in range(4)]
+    for name in parts:
+        write(str(inbound / name), 90)
+    time.sleep(3 * 2 + 1)  # three checks of the guard
+    parts_left = [n for n in parts if (inbound / n).exists()]
+    k.run_as(s1, f"for i in 1 2; do head -c {60 << 20} /dev/zero > ~/{CH}/data-$i.bin; done")
+    r = k.sessions[s1].post(f"{k.server(s1)}/assignments/submit", headers=k.user_xsrf(s1),
+                            data={"course_id": COURSE_ID, "assignment_id": CH}, timeout=300).json()
+    k.run_as(s1, f"rm ~/{CH}/data-1.bin ~/{CH}/data-2.bin")
+    log = (k.prefix / "state" / "hub.log").read_text()
+    return {"big_gone_s": big_gone, "parts_left": parts_left, "submit": r, "big": big,
+            "guard": [line for line in log.splitlines() if line.startswith("inbound-guard: removed")],
+            "theirs_before": theirs, "theirs_after": sorted(p.name for p in inbound.iterdir() if p.owner() == s2),
+            "grades": _gradebook(k)}
+
+
+def test_a_flood_of_the_exchange_does_not_stay(klass, round_, flood):
+    s1, s2 = klass.students
+    klass.outcomes["1 GiB written into inbound by hand"] = \
+        f"removed by the inbound guard after {flood['big_gone_s']} s" if flood["big_gone_s"] is not None else "STAYED"
+    assert flood["big_gone_s"] is not None, flood["guard"]
+    assert any(flood["big"] in line and "over 100 MiB" in line for line in flood["guard"]), flood["guard"]
+    # Four entries of 90 MiB each: within a submission's limit, together past her 300 MiB: one goes.
+    klass.outcomes["4 entries of 90 MiB by hand (300 MiB allowed)"] = f"{len(flood['parts_left'])} left"
+    assert len(flood["parts_left"]) == 3, flood
+    assert flood["theirs_after"] == flood["theirs_before"] and flood["theirs_before"], flood
+    assert flood["grades"][s2] == round_["grades"][s2] == _max_score()
+
+
+def test_a_submission_over_the_limit_is_refused_with_a_message(klass, flood):
+    reply = flood["submit"]
+    last = reply.get("value", "").strip().splitlines()[-1:] or [""]
+    klass.outcomes["submit 120 MiB from the Assignments panel"] = \
+        "ALLOWED" if reply.get("success") else f"refused: {last[0][-160:]}"
+    assert reply.get("success") is False and "more than this class accepts" in last[0], reply
+
+
+def test_hidepid_hides_other_users_processes(klass, round_):
+    """deploy/hidepid.sh (HIDEPID=1) on a procfs of its own, mounted here: the machine's /proc stays as it was."""
+    k, (s1, s2) = klass, klass.students
+    other = subprocess.run(["pgrep", "-u", s2, "-f", "jupyterhub.singleuser"], capture_output=True,
+                           text=True).stdout.split()[0]
+    before = k.run_as(s1, f"cat /proc/{other}/cmdline", check=False)
+    proc = k.tmp / "proc"
+    proc.mkdir()
+    had_group = subprocess.run(["getent", "group", "proc"], capture_output=True).returncode == 0
+    subprocess.run(["mount", "-t", "proc", "proc", str(proc)], check=True)
+    try:
+        subprocess.run(["bash", str(REPO / "deploy" / "hidepid.sh"), str(proc)], check=True, capture_output=True)
+        seen = k.run_as(s1, f"ls {proc}").stdout.split()
+        read = k.run_as(s1, f"cat {proc}/{other}/cmdline", check=False)
+        own = k.run_as(s1, f"cat {proc}/self/cmdline", check=False)
+    finally:
+        subprocess.run(["umount", str(proc)], check=True)
+        if not had_group:
+            subprocess.run(["groupdel", "proc"], capture_output=True)
+    machine = subprocess.run(["findmnt", "-n", "-o", "OPTIONS", "/proc"], capture_output=True, text=True).stdout
+    k.outcomes["read another student's server's command line in /proc"] = \
+        f"without HIDEPID: exit {before.returncode}; with HIDEPID=1: {read.stderr.strip()[-80:] or read.returncode}"
+    assert before.returncode == 0 and "singleuser" in before.stdout  # what hidepid is for
+    assert other not in seen and read.returncode != 0, (seen, read.stdout)
+    assert own.returncode == 0 and "cat" in own.stdout
+    assert "hidepid" not in machine, machine
