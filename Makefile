@@ -95,5 +95,5 @@ lock:
 
 clean:
 	rm -rf $(VENV) _build _instructor node_modules book/_vendor .pytest_cache .ruff_cache submitted autograded feedback reports release instructor exchange
-	rm -f gradebook.db
+	rm -f gradebook.db .gradebook-sources.json
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +

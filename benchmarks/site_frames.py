@@ -1,4 +1,4 @@
-"""Budgets of the site's widget frame players (issue 15), measured on a built learner site.
+"""Budgets of the site's widget frame players, measured on a built learner site.
 
 - page weight added per widget (its player's HTML, frames included) <= 2 MB; whole site <= 50 MB
 - a control change redraws (frame and message swapped, image decoded) in < 50 ms in Chromium

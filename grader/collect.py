@@ -30,11 +30,12 @@ from pathlib import Path
 
 from grader.course import COURSE_ID, Course, safe_id
 from grader.lms import Person, owner, read_receipts
+from grader.nbgrader_compat import parse_utc
+from grader.notebook_file import MAX_BYTES
+from grader.submission import TIMESTAMP, read_timestamp, write_timestamp
 
-MAX_FILE = 256 * 2**20
+MAX_FILE = MAX_BYTES  # a submitted file, as large as the largest notebook read
 MAX_TOTAL = 4 * 2**30
-# nbgrader's own format for timestamp.txt (Exchange.timestamp_format).
-TIME_FORMAT = "%Y-%m-%d %H:%M:%S.%f %Z"
 # A submission is stamped on this machine's clock, so a time ahead of it is made up; the slack covers a clock
 # step between two processes.
 FUTURE_SLACK = timedelta(seconds=60)
@@ -199,7 +200,7 @@ def from_folder(course: Course, chapter: str, source: Path) -> Collected:
             written[out / f"{nb}.ipynb"] = str(rel)
             shutil.copyfile(path, out / f"{nb}.ipynb", follow_symlinks=False)
             when = datetime.fromtimestamp(path.stat().st_mtime, tz=UTC)
-            (out / "timestamp.txt").write_text(when.strftime(TIME_FORMAT))
+            write_timestamp(out, when)
     return done
 
 
@@ -258,7 +259,7 @@ def _check_entry(path: Path, user: str, stamp: str, now: datetime) -> tuple[date
                         return None, f"has folders more than {MAX_DEPTH} levels deep; refused"
                     pending.append((Path(item.path), depth + 1))
     try:
-        when = parse_time(stamp)
+        when = parse_utc(stamp)
     except Exception as exc:  # dateutil raises several types for text that is not a time
         return None, f"its time {stamp[:60]!r} is not a time ({type(exc).__name__}); refused"
     if when > now + FUTURE_SLACK:
@@ -268,30 +269,6 @@ def _check_entry(path: Path, user: str, stamp: str, now: datetime) -> tuple[date
         return None, (f"dated {when:%Y-%m-%d %H:%M:%S} UTC but its files were changed at {changed:%Y-%m-%d %H:%M:%S}"
                       " UTC (back-dated or altered after submission); refused")
     return when, None
-
-
-def parse_time(text: str) -> datetime:
-    """A time as nbgrader writes it ("2026-12-01 03:04:05.123456 UTC"), read as nbgrader's parse_utc reads it, in
-    UTC (importing nbgrader.utils for this one function takes seconds)."""
-    import dateutil.parser
-    import dateutil.tz
-
-    parts = text.split(" ")
-    if len(parts) == 3:
-        zone = parts[2]
-        tz = int(zone) if zone.lstrip("+-").isdigit() else dateutil.tz.gettz(zone)
-        when = dateutil.parser.parse(" ".join([*parts[:2], "TZ"]), tzinfos={"TZ": tz})
-    else:
-        when = dateutil.parser.parse(text)
-    return when.astimezone(UTC) if when.tzinfo else when.replace(tzinfo=UTC)
-
-
-def _read_time(path: Path) -> datetime | None:
-    try:
-        with open(path, "rb", opener=lambda p, f: os.open(p, f | os.O_NOFOLLOW)) as fh:
-            return parse_time(fh.read(200).decode().strip())
-    except Exception:  # absent, a link, not a time: treated as no earlier collect
-        return None
 
 
 def _copy_regular(src: Path, dest: Path) -> str | None:
@@ -362,7 +339,8 @@ def from_exchange(course: Course, chapter: str, now: datetime | None = None) -> 
             done.refused.append((entry.path.name, why))
             continue
         out = course.submitted / sid / chapter
-        held = _read_time(out / "timestamp.txt")
+        held = read_timestamp(out)[0]  # absent, a link, not a time: as if never collected
+        held = held.replace(tzinfo=UTC) if held else None
         if held is not None and held >= entry.when:
             done.ids[user] = sid  # already collected: nothing newer
             continue
@@ -370,7 +348,7 @@ def from_exchange(course: Course, chapter: str, now: datetime | None = None) -> 
         staged = Path(tempfile.mkdtemp(prefix=f".{chapter}-", dir=out.parent))
         try:
             for src in sorted(entry.path.iterdir()):
-                if src.name in ("timestamp.txt", "submission_secret.txt"):
+                if src.name in (TIMESTAMP, "submission_secret.txt"):
                     continue
                 if src.suffix != ".ipynb" or src.stem not in notebooks:
                     done.refused.append((f"{entry.path.name}/{src.name}", f"not one of {', '.join(notebooks)}"))
@@ -378,7 +356,7 @@ def from_exchange(course: Course, chapter: str, now: datetime | None = None) -> 
                 why = _copy_regular(src, staged / src.name)
                 if why:
                     done.refused.append((f"{entry.path.name}/{src.name}", why))
-            (staged / "timestamp.txt").write_text(entry.when.strftime(TIME_FORMAT))
+            write_timestamp(staged, entry.when)
             secret = staged.parent / ".torchcourse" / f"{chapter}.secret"
             if _copy_regular(entry.path / "submission_secret.txt", secret) is not None:
                 secret.unlink(missing_ok=True)  # feedback then goes back only through the course's own pages

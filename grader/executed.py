@@ -84,7 +84,7 @@ def _copy_for_output(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     """A copy of `nb` as deep as what is changed below and by safe_notebook and nbformat.validate: the
     notebook's metadata, each cell (its source, outputs, count, id are replaced, never edited in place) and
     its attachments; the rest is shared with the sanitised notebook, which nothing changes. A whole copy
-    through JSON cost about 2.5 ms a notebook, more than the rest of the autograded notebook's making."""
+    through JSON cost more than the rest of the autograded notebook's making."""
     node = nbformat.NotebookNode
     out = node(nb)
     out.metadata = node(nb.get("metadata", {}))
@@ -137,7 +137,7 @@ def _valid_beside_outputs(nb: nbformat.NotebookNode, code_cells: list[int]) -> b
     """nbformat's schema over `nb` with its code cells' outputs left out. Those outputs are the grader's own:
     `_clean_output` builds each in the schema's shape and SanitizeHTML only replaces strings with strings
     (tests/grader/test_autograde.py holds every kind of forged claim against the whole schema). Checking them
-    again was 60% of the check (0.9 of 1.5 ms a chapter-1 notebook); the rest of the notebook is the learner's
+    again was most of the check; the rest of the notebook is the learner's
     and is checked as before."""
     outputs = {i: nb.cells[i].outputs for i in code_cells}
     try:
@@ -156,7 +156,7 @@ def _valid_beside_outputs(nb: nbformat.NotebookNode, code_cells: list[int]) -> b
 
 def write_executed(path: Path, nb: nbformat.NotebookNode) -> None:
     """Write an autograded notebook. executed_notebook validated it already; nbformat.write would validate it
-    again, deep-copy it and indent it with json's pure-Python encoder (about 14 ms a notebook of chapter 1);
+    again, deep-copy it and indent it with json's pure-Python encoder (the largest part of writing one);
     the same JSON on one line is as good for formgrader. Non-ASCII text is written as JSON escapes: json's
     encoder is up to three times slower with ensure_ascii=False (chapter 1's notebooks with figures), and a
     reader sees the same text."""

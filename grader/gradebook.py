@@ -30,7 +30,7 @@ def ensure_assignment(course: Course, chapter: str) -> None:
 
     wanted = set(course.notebooks(chapter))
     try:
-        with Gradebook(course.db_url, "torchcourse") as gb:
+        with Gradebook(course.db_url, COURSE_ID) as gb:
             have = {nb.name for nb in gb.find_assignment(chapter).notebooks}
             if have == wanted and not _changed_since_saved(course, chapter):
                 return
@@ -102,7 +102,7 @@ def _gradebook(course: Course):
 
     gb = _OPEN.get(course.db_url)
     if gb is None:
-        gb = _OPEN[course.db_url] = Gradebook(course.db_url, "torchcourse")
+        gb = _OPEN[course.db_url] = Gradebook(course.db_url, COURSE_ID)
     return gb
 
 
@@ -128,7 +128,7 @@ def write_grades(course: Course, chapter: str, student: str, timestamp: datetime
     submission, a row for every notebook, a grade for every grade and task cell, a comment for every
     solution and task cell), inserted a table at a time with the scores already set
     (tests/grader/test_gradebook_rows.py holds them against nbgrader's). nbgrader's API committed three
-    times and built the rows object by object: 13.6-14.3 ms of CPU a chapter-1 student, against 3.0-4.6 ms.
+    times and built the rows object by object, several times the CPU of this.
     A submission already there has its rows updated, found in one query each."""
     from nbgrader.api import BaseCell, Comment, Grade, MissingEntry, Notebook, SubmittedNotebook
     from nbgrader.utils import parse_utc

@@ -112,7 +112,7 @@ def remove(d: Path) -> None:
 
 def rmdir_when_empty(d: Path, seconds: float = 5.0) -> None:
     """Remove cgroup `d` once its last process has left it. A killed worker takes tens of milliseconds to free
-    its memory: asked every 5 ms, not every 100 (a batch's end waited 0.1 s a worker). Left after `seconds`."""
+    its memory: asked often, so that a batch's end does not wait a poll interval a worker. Left after `seconds`."""
     deadline = time.monotonic() + seconds
     while True:
         try:

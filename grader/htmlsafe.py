@@ -87,7 +87,7 @@ def _notebook_clean(text):
 @lru_cache(maxsize=1)
 def _sanitizer():
     """nbconvert's SanitizeHTML with the allowlists above, made once: its traits are only read by `preprocess`,
-    and making one (traitlets validating each trait) cost about 1 ms a notebook."""
+    and making one (traitlets validating each trait) is a measurable part of each notebook's cleaning."""
     from nbconvert.preprocessors.sanitize import SanitizeHTML
 
     class Sanitize(SanitizeHTML):
@@ -170,7 +170,7 @@ def _bounded(nb: NotebookNode) -> None:
 def safe_notebook(nb: NotebookNode, course_markdown: frozenset[str] = frozenset()) -> NotebookNode:
     """`nb`, changed in place and returned, as nbconvert's SanitizeHTML leaves it with the allowlists above.
     A markdown cell whose text is one of `course_markdown` (the chapter's own, from its solution notebooks) holds
-    no learner's Markdown: it is not rendered to be checked (that took 0.2 s a chapter, once a batch)."""
+    no learner's Markdown: it is not rendered to be checked (that was a large part of a batch's first notebook)."""
     course_cells = {i for i, c in enumerate(nb.cells) if c.get("cell_type") == "markdown"
                     and type(c.get("source")) is str and c["source"] in course_markdown}
     step = _sanitizer()

@@ -1,8 +1,8 @@
 """Bounds on everything the grader reads back from a sandboxed job, and on what it writes from it.
 
 Learner code decides how much a job prints, so nothing read back is parsed, kept or rendered without a
-bound in bytes *and* in count: one result line of 55 MB holding 1.1 M outputs once made `autograde` take
-279 s and 3.75 GB, and `feedback` 20 minutes and more than 10 GB (issue 17). With these bounds a line is
+bound in bytes *and* in count: one result line of tens of MB holding a million outputs once made `autograde`
+and `feedback` take minutes and gigabytes (benchmarks/README.md). With these bounds a line is
 refused before parsing when it is too long, parsing stops after a fixed number of objects, and a cell
 keeps at most `OUTPUTS_PER_CELL` outputs (the rest is counted in one line that says so).
 """
@@ -19,8 +19,8 @@ NOTEBOOK_OUTPUT_BYTES = 16 * 2**20  # serialised outputs of one autograded noteb
 RECORD_BYTES = 8 * 2**20         # a grade record file read back by feedback and report
 RECORD_ITEMS = 5_000             # exercises, flags or runs in one grade record
 TEXT_CHARS = 4_000               # characters of one reason, detail or flag kept in a record
-# bleach's HTML parser (html5lib) takes time quadratic in the nesting and the siblings of what it parses: 100 KB of
-# "<div>" took 10 s to clean, 1 MB would take 15 minutes. What autograde and feedback give it is bounded.
+# bleach's HTML parser (html5lib) takes time quadratic in the nesting and the siblings of what it parses, so a
+# megabyte of nested tags would take many minutes to clean. What autograde and feedback give it is bounded.
 HTML_CHARS = 32 * 1024           # one HTML or Markdown text of a notebook cleaned; a longer one is shown cut, as text
 HTML_BUDGET = 128 * 1024         # characters of HTML and Markdown cleaned in one notebook (the rest shown cut)
 FEEDBACK_CELLS = 500             # cells of one notebook on a feedback page (a chapter's have about 50)
@@ -31,14 +31,10 @@ class TooMany(ValueError):
     """A line holds more JSON objects than `LINE_OBJECTS`."""
 
 
-def parse_line(raw: bytes) -> object | None:
-    """One line of results as JSON, or None when it is too long, too many objects, or not JSON at all."""
-    return parse_bounded(raw)[0]
-
-
 def parse_bounded(raw: bytes) -> tuple[object | None, bool]:
-    """`parse_line`'s value, and whether the line was within the bounds (so that a None with True means
-    "not JSON"). The length is checked before parsing; the object count while parsing, so neither time nor
+    """One line of results as JSON (None when it is too long, too many objects, or not JSON at all), and whether
+    the line was within the bounds (so that a None with True means "not JSON"). The length is checked before
+    parsing; the object count while parsing, so neither time nor
     memory grows past the bounds whatever the line holds."""
     if len(raw) > RESULT_LINE_BYTES:
         return None, False

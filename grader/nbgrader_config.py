@@ -29,6 +29,7 @@ COURSE_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if COURSE_ROOT not in sys.path:
     sys.path.insert(0, COURSE_ROOT)
 from grader.course import Course  # noqa: E402
+from torchcourse.contract import CELL_TIMEOUT_S  # noqa: E402
 
 # Course id, solutions/ -> chapters/, one assignment per chapter (notebook_id "*"), the gradebook and
 # the exchange (TORCHCOURSE_EXCHANGE; on JupyterHub make it mode 1777, see README): one place, Course.config.
@@ -50,5 +51,5 @@ c.GenerateAssignment.preprocessors = [
     CheckCellMetadata, ComputeChecksums, SaveCells, ClearHiddenTests, ClearMarkScheme,
     ComputeChecksums, CheckCellMetadata, StripWidgetState,
 ]
-# Seconds per cell before nbgrader interrupts a learner's cell.
-c.Execute.timeout = 60
+# Seconds per cell before nbgrader interrupts a learner's cell: the course's one cell limit, as in the grader.
+c.Execute.timeout = CELL_TIMEOUT_S

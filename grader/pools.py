@@ -65,8 +65,7 @@ class LocalPool:
         inflight: dict[Future, Job] = {}
         # A thread for every job in flight, twice as many as workers: while each worker's thread waits for its
         # job, another holds the next job, ready to send it the moment a worker is free (with one thread a
-        # worker, a worker waited for its thread to read back the last job's results first: about 1 ms more
-        # idle a job).
+        # worker, a worker waited for its thread to read back the last job's results first, idle).
         ahead = 2 * self.n
         with ThreadPoolExecutor(ahead) as ex:
             while True:

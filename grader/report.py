@@ -10,7 +10,6 @@ from __future__ import annotations
 import base64
 import csv
 import html
-import io
 import sys
 from collections import Counter
 from pathlib import Path
@@ -29,9 +28,9 @@ INTEGRITY = ("Scores come from values judged outside the learner's process; tamp
 
 
 def _png(fig) -> str:
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=90, bbox_inches="tight")
-    return "<img alt='plot' src='data:image/png;base64," + base64.b64encode(buf.getvalue()).decode() + "'>"
+    from torchcourse.widgets import figure_png  # the course's one way of turning a figure into PNG
+
+    return "<img alt='plot' src='data:image/png;base64," + base64.b64encode(figure_png(fig)).decode() + "'>"
 
 
 def report(course: Course, chapter: str) -> tuple[Path, Path]:

@@ -17,16 +17,14 @@ small pre-pass makes a damaged notebook cost only what is damaged:
 * a notebook with none of the chapter's cells is "not this chapter's notebook".
 
 A notebook that cannot be read raises `SanitiseError` with a one-line message for a person
-(without the file name: the caller names the file); the caller records it and goes on.
+(without the file name: the caller names the file); the caller records it and goes on. Reading the file is
+`grader.notebook_file`'s; what nbgrader's internals are relied on for is `grader.nbgrader_compat`'s.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import os
-import re
-import stat
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -35,26 +33,23 @@ from types import SimpleNamespace
 import nbformat
 from nbformat import NotebookNode
 
-CELL_ID = re.compile(r"[a-zA-Z0-9_-]{1,64}")  # nbformat 4.5's schema
-MAX_BYTES = 256 * 2**20   # a notebook larger than this is refused (outputs are cleared anyway)
-# A chapter's notebooks have at most 53 cells. Reading a cell costs nbformat and nbgrader's steps about 45 us, so
-# 100 000 small cells (7 MiB) took 4.6 s and a notebook of MAX_BYTES of them would take minutes and gigabytes.
-MAX_CELLS = 5_000
-# nbformat makes an object of every JSON value: 26 MiB of notebook metadata as 1.1 million small objects took
-# 22 s and 1.6 GB to read, so a notebook of MAX_BYTES of them would take minutes and more memory than the host
-# has. Commas and opening brackets bound the values from above (more, when strings hold them); a chapter's
-# notebook has a few thousand, with its outputs.
-MAX_VALUES = 1_000_000
-log = logging.getLogger("grader.sanitise")
+from grader.nbgrader_compat import (
+    SourceBook,
+    check_cell_metadata,
+    metadata_schema,
+    missing_cell,
+    overwrite_cells,
+    overwrite_kernelspec,
+    source_cells,
+)
+from grader.notebook_file import SanitiseError, read_notebook
+from torchcourse.contract import hidden_split
+
 # nbgrader's preprocessors log every restored cell, and jsonschema's whole report on invalid metadata: what
 # matters reaches the notes in one line each, so their log goes nowhere (not to Python's last-resort stderr).
 _QUIET = logging.getLogger("grader.sanitise.nbgrader")
 _QUIET.addHandler(logging.NullHandler())
 _QUIET.propagate = False
-
-
-class SanitiseError(ValueError):
-    """A submitted notebook that cannot be graded, with the reason in plain words."""
 
 
 @dataclass
@@ -67,123 +62,12 @@ class Sanitised:
     unanswered: frozenset[str] = frozenset()  # answer grade_ids left as released (see _unanswered)
 
 
-def _repair_cells(d: object, notes: list[str]) -> object:
-    """A notebook-4 dict with each damaged cell made readable, said in one line each, so that one damaged cell
-    costs that cell and not the notebook (nbformat refuses the whole notebook for one of them): a cell that is not
-    a code, markdown or raw cell becomes an empty raw cell (the cells keep their numbers); metadata or attachments
-    that are not JSON objects of the kinds nbformat reads are dropped; a source that is not text is emptied.
-    A code cell's outputs are dropped (they are cleared before grading anyway)."""
-    if type(d) is not dict or type(d.get("cells")) is not list or d.get("nbformat") != 4:
-        return d
-    replaced = 0
-    for i, cell in enumerate(d["cells"]):
-        if type(cell) is not dict or cell.get("cell_type") not in ("code", "markdown", "raw"):
-            kind = repr(cell.get("cell_type"))[:40] if type(cell) is dict else type(cell).__name__
-            notes.append(f"cell {i + 1} is not a notebook cell (cell type {kind}); left empty")
-            d["cells"][i] = {"cell_type": "raw", "metadata": {}, "source": ""}
-            replaced += 1
-            continue
-        if cell["cell_type"] == "code":
-            cell["outputs"], cell["execution_count"] = [], None
-        if type(cell.get("metadata", {})) is not dict:
-            notes.append(f"cell {i + 1}: its metadata is not a JSON object; dropped")
-            cell["metadata"] = {}
-        att = cell.get("attachments")
-        if att is not None and not (type(att) is dict and all(
-                type(a) is dict and all(type(v) is str or (type(v) is list and all(type(x) is str for x in v))
-                                        for v in a.values()) for a in att.values())):
-            notes.append(f"cell {i + 1}: its attachments are not ones nbformat reads; dropped")
-            del cell["attachments"]
-        src = cell.get("source", "")
-        if not (type(src) is str or (type(src) is list and all(type(x) is str for x in src))):
-            notes.append(f"cell {i + 1}: its source is not text; emptied")
-            cell["source"] = ""
-        if "id" in cell and not (type(cell["id"]) is str and CELL_ID.fullmatch(cell["id"])):
-            del cell["id"]  # a new one is given; one nbformat's schema refuses cost the notebook's outputs
-    if d["cells"] and replaced == len(d["cells"]):
-        raise SanitiseError("not a readable notebook (none of its cells is a notebook cell)")
-    return d
-
-
-def _cell_count(d: object) -> int:
-    """The cells of a notebook's JSON, as nbformat 4 (`cells`) or 3 (`worksheets`) holds them; 0 for others."""
-    if type(d) is not dict:
-        return 0
-    if type(d.get("cells")) is list:
-        return len(d["cells"])
-    sheets = d.get("worksheets")
-    return sum(len(w["cells"]) for w in sheets if type(w) is dict and type(w.get("cells")) is list) \
-        if type(sheets) is list else 0
-
-
-def read_notebook(path: Path, notes: list[str] | None = None) -> NotebookNode:
-    """Read a submitted notebook: refuse links, special files, huge files and unreadable JSON. A damaged cell is
-    made readable (`_repair_cells`), with a line in `notes`."""
-    try:
-        st = os.lstat(path)
-    except FileNotFoundError:
-        raise SanitiseError("the notebook was not submitted") from None
-    if stat.S_ISLNK(st.st_mode):
-        raise SanitiseError("a symbolic link, not a notebook; refused")
-    if not stat.S_ISREG(st.st_mode):
-        raise SanitiseError("not a regular file; refused")
-    if st.st_size > MAX_BYTES:
-        raise SanitiseError(f"{st.st_size / 2**20:.0f} MiB, over the {MAX_BYTES // 2**20} MiB limit")
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
-    with os.fdopen(fd, "rb") as f:
-        data = f.read(MAX_BYTES + 1)
-    if data.count(b",") + data.count(b"{") + data.count(b"[") > MAX_VALUES:
-        raise SanitiseError(f"more than {MAX_VALUES:,} JSON values (a chapter's notebook has a few thousand, with "
-                            "its outputs): not read; clear its outputs and submit it again")
-    try:
-        text = data.decode("utf-8")
-        # nbformat.reads without its schema check, which only logs what it finds (and gives missing cell ids,
-        # which the check of the autograded notebook gives as well): that notebook is checked once it is made
-        # (autograde._valid_beside_outputs). The check here was 0.6 of the 2.1 ms a chapter-1 notebook took.
-        d = nbformat.reader.parse_json(text)
-        cells = _cell_count(d)
-        if cells > MAX_CELLS:
-            raise SanitiseError(f"{cells} cells, over the limit of {MAX_CELLS} (a chapter's notebook has about 50)")
-        d = _repair_cells(d, [] if notes is None else notes)
-        if type(d) is not dict:
-            kind = {list: "a list", str: "a string", type(None): "null", bool: "true or false"}.get(type(d), "a number")
-            raise SanitiseError(f"not a notebook (its JSON is {kind}, not an object)")
-        major, minor = nbformat.reader.get_version(d)
-        if major not in nbformat.versions:
-            raise nbformat.NBFormatError(f"Unsupported nbformat version {major}")
-        try:  # nbformat.reader.reads, from the repaired dict
-            nb = nbformat.versions[major].to_notebook_json(d, minor=minor)
-        except AttributeError as e:
-            raise nbformat.ValidationError(f"The notebook is invalid and is missing an expected key: {e}") from None
-        nb = nbformat.convert(nb, 4)
-    except UnicodeDecodeError:
-        raise SanitiseError("not UTF-8 text, so not a notebook") from None
-    except SanitiseError:
-        raise
-    except Exception as exc:  # nbformat raises several types for bad JSON or an unknown version
-        why = f"{type(exc).__name__}: {str(exc)[:200]}"
-        raise SanitiseError(f"not a readable notebook ({why})") from None
-    if not isinstance(nb.get("cells"), list):
-        raise SanitiseError("not a readable notebook (it has no list of cells)")
-    return nb
-
-
 def _claims(cell: NotebookNode) -> str | None:
     md = cell.get("metadata", {}).get("nbgrader")
     if not isinstance(md, dict):
         return None
     gid = md.get("grade_id")
     return gid if isinstance(gid, str) else None
-
-
-@lru_cache(maxsize=1)
-def _schema_validator():
-    """nbgrader's own schema of cell metadata, and a validator for it (read once)."""
-    import jsonschema
-    from nbgrader.nbgraderformat import MetadataValidator
-
-    schema = MetadataValidator().schema
-    return schema, jsonschema.Draft4Validator(schema)
 
 
 def _metadata_problem(md: dict) -> str | None:
@@ -199,7 +83,7 @@ def _problem_of(text: str) -> str | None:
 
 
 def _problem(md: dict) -> str | None:
-    schema, validator = _schema_validator()
+    schema, validator = metadata_schema()
     extra = sorted(str(k) for k in md if k not in schema["properties"])
     if extra:
         return "unexpected key " + ", ".join(repr(k[:40]) for k in extra[:3])
@@ -297,17 +181,7 @@ def _lines(text: str) -> tuple[str, ...]:
 
 def _visible(source: str) -> str:
     """A test cell's source as released: without its hidden block (markers included)."""
-    from torchcourse.contract import BEGIN_HIDDEN, END_HIDDEN
-
-    out, hidden = [], False
-    for line in source.splitlines():
-        if line.strip().startswith(BEGIN_HIDDEN):
-            hidden = True
-        elif line.strip().startswith(END_HIDDEN):
-            hidden = False
-        elif not hidden:
-            out.append(line)
-    return "\n".join(out)
+    return "\n".join(hidden_split(source)[0])
 
 
 def _restore_missing(nb: NotebookNode, book: SourceBook, notes: list[str]) -> None:
@@ -322,8 +196,6 @@ def _restore_missing(nb: NotebookNode, book: SourceBook, notes: list[str]) -> No
     missing = [gid for gid, md in known.items() if md.get("grade") and gid not in have]
     if not missing:
         return
-    from nbgrader.preprocessors import OverwriteCells
-
     source = book.cells
     recognised = []
     for gid in missing:
@@ -339,7 +211,6 @@ def _restore_missing(nb: NotebookNode, book: SourceBook, notes: list[str]) -> No
         raise SanitiseError("not this chapter's notebook (none of its cells carries one of the grade ids "
                             "or the test source the chapter has)")
     order = list(known)
-    adder = OverwriteCells()
     for gid in missing:
         if gid in recognised:
             continue
@@ -349,158 +220,12 @@ def _restore_missing(nb: NotebookNode, book: SourceBook, notes: list[str]) -> No
         after = next((have[g] for g in order[k + 1:] if g in have), None)
         at = before + 1 if before is not None else after if after is not None else len(nb.cells)
         md = known[gid]
-        cell = nbformat.from_dict(adder.missing_cell_transform(source[gid], md.get("points", 0),
-                                                               is_solution=bool(md.get("solution"))))
+        cell = nbformat.from_dict(missing_cell(source[gid], md))
         cell.metadata["nbgrader"] = nbformat.from_dict({**cell.metadata["nbgrader"], **md})
         nb.cells.insert(at, cell)
         where = (f"after {_claims(nb.cells[before])!r}" if before is not None
                  else f"before {_claims(nb.cells[at + 1])!r}" if after is not None else "at the end")
         notes.append(f"test cell {gid!r} was missing; put back from the source {where}")
-
-
-class SourceBook:
-    """What the gradebook holds for one notebook of a chapter, read in one query and kept for a whole batch:
-    each cell's nbgrader metadata (`known`), each test cell's points, the source cells, the kernelspec.
-
-    It also answers the few questions nbgrader's OverwriteCells asks of a `Gradebook` (find_notebook,
-    find_source_cell, find_graded_cell) with the same answers, so that preprocessor runs unchanged without
-    opening the database and querying every cell of every notebook again."""
-
-    def __init__(self, db_url: str, chapter: str, notebook: str) -> None:
-        from nbgrader.api import Gradebook
-
-        def cell(c, **more) -> SimpleNamespace:  # detached from the database session
-            return SimpleNamespace(name=c.name, **more)
-
-        self.chapter, self.notebook = chapter, notebook
-        with Gradebook(db_url) as gb:
-            nb = gb.find_notebook(notebook, chapter)
-            self.kernelspec = nb.kernelspec
-            self.cells = {c.name: cell(c, cell_type=c.cell_type, locked=c.locked, checksum=c.checksum,
-                                       source=c.source) for c in nb.source_cells}
-            self.grade_cells = [cell(c, cell_type=c.cell_type, max_score=c.max_score) for c in nb.grade_cells]
-            self.solution_cells = [cell(c) for c in nb.solution_cells]
-            self.task_cells = [cell(c, max_score=c.max_score) for c in nb.task_cells]
-        grades = {c.name: float(c.max_score) for c in self.grade_cells}
-        solutions = {c.name for c in self.solution_cells}
-        tasks = {c.name for c in self.task_cells}
-        self.known: dict[str, dict] = {}
-        for c in self.cells.values():
-            md = {"grade_id": c.name, "grade": c.name in grades, "solution": c.name in solutions,
-                  "task": c.name in tasks, "locked": bool(c.locked), "schema_version": 3}
-            if c.name in grades:
-                md["points"] = grades[c.name]
-            self.known[c.name] = md
-        self.points: dict[str, float] = {c.name: float(c.max_score) for c in self.grade_cells
-                                         if c.cell_type == "code" and c.name not in solutions}
-
-    # ---- the part of nbgrader.api.Gradebook that OverwriteCells reads
-    def _check(self, notebook: str, assignment: str) -> None:
-        from nbgrader.api import MissingEntry
-
-        if (notebook, assignment) != (self.notebook, self.chapter):
-            raise MissingEntry(f"No such notebook: {assignment}/{notebook}")
-
-    def find_notebook(self, name: str, assignment: str) -> SimpleNamespace:
-        self._check(name, assignment)
-        return SimpleNamespace(name=name, kernelspec=self.kernelspec, source_cells=list(self.cells.values()),
-                               grade_cells=self.grade_cells, solution_cells=self.solution_cells,
-                               task_cells=self.task_cells)
-
-    def find_source_cell(self, name: str, notebook: str, assignment: str) -> SimpleNamespace:
-        from nbgrader.api import MissingEntry
-
-        self._check(notebook, assignment)
-        if name not in self.cells:
-            raise MissingEntry()
-        return self.cells[name]
-
-    def find_graded_cell(self, name: str, notebook: str, assignment: str) -> SimpleNamespace:
-        from nbgrader.api import MissingEntry
-
-        self._check(notebook, assignment)
-        for c in self.grade_cells + self.task_cells:  # nbgrader looks for a grade cell first, then a task cell
-            if c.name == name:
-                return c
-        raise MissingEntry()
-
-
-def source_cells(db_url: str, chapter: str, notebook: str) -> tuple[dict[str, dict], dict[str, float]]:
-    """The nbgrader metadata the gradebook holds for each cell of a notebook, and each test cell's points."""
-    book = SourceBook(db_url, chapter, notebook)
-    return book.known, book.points
-
-
-@lru_cache(maxsize=1)
-def _overwrite_class():
-    """nbgrader's OverwriteCells, reading a SourceBook instead of opening the gradebook. Made once: a class
-    statement and traitlets' set-up of a new class cost about 0.2 ms a notebook."""
-    from nbgrader.preprocessors import NbGraderPreprocessor, OverwriteCells
-
-    class Overwrite(OverwriteCells):
-        def preprocess(self, nb, resources):  # OverwriteCells.preprocess, with `gradebook` set beforehand
-            self.notebook_id = resources["nbgrader"]["notebook"]
-            self.assignment_id = resources["nbgrader"]["assignment"]
-            self.db_url = resources["nbgrader"]["db_url"]
-            nb, resources = NbGraderPreprocessor.preprocess(self, nb, resources)
-            nb, resources = self.add_missing_grade_cells(nb, resources)
-            return self.add_missing_task_cells(nb, resources)
-
-    return Overwrite
-
-
-def _overwrite_cells(book: SourceBook):
-    """nbgrader's OverwriteCells (add_missing_cells on), reading `book` instead of opening the gradebook."""
-    step = _overwrite_class()(add_missing_cells=True)
-    step.gradebook = book  # what OverwriteCells.preprocess would open as Gradebook(db_url)
-    return step
-
-
-def _overwrite_kernelspec(nb: NotebookNode, book: SourceBook) -> None:
-    """nbgrader's OverwriteKernelspec, from `book`."""
-    kernelspec = json.loads(book.kernelspec) if book.kernelspec is not None else None
-    if kernelspec:
-        nb.metadata["kernelspec"] = kernelspec
-
-
-@lru_cache(maxsize=1)
-def _metadata_validator():
-    from nbgrader.nbgraderformat import MetadataValidator
-
-    return MetadataValidator()
-
-
-_VALID_METADATA: set[tuple[str, str]] = set()  # (cell type, metadata as JSON) that nbgrader's check passed
-
-
-def _check_cell_metadata(nb: NotebookNode) -> None:
-    """nbgrader's CheckCellMetadata (its MetadataValidator on every cell, then unique grade ids). A cell's
-    check depends only on its type and metadata, which the pre-pass rebuilt from the gradebook, so each
-    distinct pair is checked once per process (jsonschema re-checks the schema itself on every call)."""
-    from nbgrader.nbgraderformat import ValidationError
-
-    validator = _metadata_validator()
-    try:
-        for cell in nb.cells:
-            if "nbgrader" not in cell.metadata:
-                continue
-            key = (cell.cell_type, json.dumps(cell.metadata["nbgrader"], sort_keys=True, default=repr))
-            if key not in _VALID_METADATA:
-                validator.validate_cell(cell)
-                if len(_VALID_METADATA) > 10_000:
-                    _VALID_METADATA.clear()
-                _VALID_METADATA.add(key)
-        ids = set()
-        for cell in nb.cells:  # MetadataValidatorV3.validate_nb's own check after the cells
-            if "nbgrader" not in cell.metadata:
-                continue
-            md = cell.metadata["nbgrader"]
-            if md["grade"] or md["solution"] or md["locked"]:
-                if md["grade_id"] in ids:
-                    raise ValidationError(f"Duplicate grade id: {md['grade_id']}")
-                ids.add(md["grade_id"])
-    except ValidationError:
-        raise ValidationError("Notebook failed to validate; the nbgrader metadata may be corrupted.") from None
 
 
 def sanitise(path: Path, chapter: str, notebook: str, db_url: str, book: SourceBook | None = None) -> Sanitised:
@@ -524,11 +249,11 @@ def sanitise(path: Path, chapter: str, notebook: str, db_url: str, book: SourceB
         for step in (ClearOutput(), DeduplicateIds()):
             step.log = _QUIET
             nb, resources = step.preprocess(nb, resources)
-        _overwrite_kernelspec(nb, book)
-        step = _overwrite_cells(book)
+        overwrite_kernelspec(nb, book)
+        step = overwrite_cells(book)
         step.log = _QUIET
         nb, resources = step.preprocess(nb, resources)
-        _check_cell_metadata(nb)
+        check_cell_metadata(nb)
     except Exception as exc:  # not expected after the pre-pass; one line, never nbgrader's traceback
         first = (str(exc).strip().splitlines() or [""])[0][:200]
         raise SanitiseError(f"nbgrader could not restore its cells ({type(exc).__name__}: {first})") from None
@@ -558,7 +283,7 @@ def _unanswered(nb: NotebookNode, book: SourceBook) -> frozenset[str]:
 def solution_notebook(path: Path, chapter: str, notebook: str, db_url: str) -> Sanitised:
     """The instructor's notebook, read the same way (it is trusted, but must have the same cells)."""
     nb = nbformat.read(str(path), as_version=4)
-    known, points = source_cells(db_url, chapter, notebook)
+    _, points = source_cells(db_url, chapter, notebook)
     code_cells, grade_cells = _locate_grade_cells(nb, points)
     return Sanitised(nb, code_cells, grade_cells, points, [])
 

@@ -13,8 +13,10 @@ from datetime import datetime
 from pathlib import Path
 
 from grader.course import Course
+from grader.nbgrader_compat import parse_utc
 
 TIMESTAMP = "timestamp.txt"  # nbgrader's name for the submission time, beside the notebooks
+TIME_FORMAT = "%Y-%m-%d %H:%M:%S.%f %Z"  # how nbgrader writes it (Exchange.timestamp_format)
 
 
 def submission_hash(folder: Path) -> str:
@@ -34,8 +36,6 @@ TIMESTAMP_MAX = 200  # bytes: nbgrader writes one short line
 def read_timestamp(folder: Path) -> tuple[datetime | None, str | None]:
     """The submission time from `timestamp.txt`, as nbgrader reads it (UTC); or None and, when the file is
     there but cannot be used, the reason, so that the time is flagged rather than silently dropped."""
-    from nbgrader.utils import parse_utc
-
     path = folder / TIMESTAMP
     try:
         st = os.lstat(path)
@@ -60,7 +60,7 @@ def read_timestamp(folder: Path) -> tuple[datetime | None, str | None]:
     except UnicodeDecodeError:
         return None, "timestamp.txt is not text; the submission time is unknown"
     try:
-        return parse_utc(text), None
+        return parse_utc(text).replace(tzinfo=None), None  # naive, as nbgrader's parse_utc gives it
     except Exception as exc:  # dateutil raises several types for text that is not a time
         why = f"{type(exc).__name__}"
         return None, f"timestamp.txt holds {text[:60]!r}, not a time ({why}); the submission time is unknown"
@@ -70,6 +70,11 @@ def time_as_recorded(folder: Path) -> str | None:
     """The submission time as a record holds it."""
     at = read_timestamp(folder)[0]
     return at.isoformat(sep=" ") if at else None
+
+
+def write_timestamp(folder: Path, when: datetime) -> None:
+    """`timestamp.txt` as nbgrader's submit and collect write it (`when` in UTC)."""
+    (folder / TIMESTAMP).write_text(when.strftime(TIME_FORMAT))
 
 
 def copy_timestamp(src: Path, dest: Path) -> None:

@@ -32,7 +32,7 @@ from sphinx.application import Sphinx
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
-from torchcourse.contract import BEGIN_HIDDEN, cell_source, grade_id, is_checks_cell
+from torchcourse.contract import cell_source, grade_id, hidden_split, is_checks_cell
 from torchcourse.widgets import SITE_FRAMES_ENV
 
 BOOK = Path(__file__).resolve().parent.parent
@@ -79,12 +79,13 @@ def _with_note(markdown: str, note: str) -> str:
 def _split_hidden(cell: dict) -> list[dict]:
     """A test cell → [visible checks, hidden block tagged remove-cell]; both still execute."""
     src = cell_source(cell)
-    if BEGIN_HIDDEN not in src:
+    lines, hidden = hidden_split(src)
+    if not hidden:
         return [cell]
-    visible, hidden = src.split(BEGIN_HIDDEN, 1)
+    visible = "\n".join(lines)
     hidden_cell = json.loads(json.dumps(cell))
     hidden_cell["id"] = f"{cell.get('id', 'cell')}-hidden"[:64]
-    hidden_cell["source"] = BEGIN_HIDDEN + hidden
+    hidden_cell["source"] = "\n".join(hidden).lstrip() + ("\n" if src.endswith("\n") else "")
     hidden_cell["metadata"].pop("nbgrader", None)
     hidden_cell["metadata"]["tags"] = ["remove-cell"]
     cell["source"] = visible.rstrip() + "\n"

@@ -115,6 +115,17 @@ def split_regions(source: str) -> list[tuple[str, str]]:
     return out
 
 
+def hidden_split(source: str) -> tuple[list[str], list[str]]:
+    """``(visible, hidden)`` lines of a cell: the hidden regions with their markers, and every other line, as
+    ``split_regions`` reads them (the one reading of where a hidden block starts and ends)."""
+    visible: list[str] = []
+    hidden: list[str] = []
+    for kind, line in split_regions(source):
+        is_marker = kind == "marker" and line.strip().startswith((BEGIN_HIDDEN, END_HIDDEN))
+        (hidden if kind == "hidden" or is_marker else visible).append(line)
+    return visible, hidden
+
+
 def region_lines(sources: Iterable[str], kinds: set[str]) -> tuple[set[str], set[str]]:
     """(inside, outside): stripped lines inside a region of one of ``kinds``, and the lines outside every
     region, over many cells."""

@@ -32,8 +32,8 @@ def figure_png(fig: Figure) -> bytes:
     """A figure as PNG bytes (what the notebook, the widget and the site show).
 
     Cropped to what was drawn ("tight"), unless the renderer declared with `fits_canvas`
-    that everything lies inside the canvas: the crop costs a second layout pass, about 40%
-    of a widget's redraw.
+    that everything lies inside the canvas: the crop costs a second layout pass, a large
+    part of a widget's redraw.
     """
     buf = io.BytesIO()
     tight = None if getattr(fig, FITS_CANVAS, False) else "tight"
@@ -79,7 +79,7 @@ _register_figure_display()
 SITE_FRAMES_ENV = "TORCHCOURSE_SITE_FRAMES"
 #: The most frames one widget may declare: with frames of 5-20 kB this keeps a widget's share of
 #: its page under the 2 MB budget, and its cell well within the site build's cell time limit
-#: (contract.CELL_TIMEOUT_S) even on a busy 2-core machine (up to about 0.7 s a frame there).
+#: (contract.CELL_TIMEOUT_S) even on a busy 2-core machine (benchmarks/site_frames.py measures a frame).
 FRAME_CAP = 48
 
 

@@ -1,4 +1,4 @@
-"""No learner script runs in anyone's browser (issue 17, item 4).
+"""No learner script runs in anyone's browser.
 
 One real autograde run of a correct submission whose notebook also shows, from the sandbox, a <script>,
 an <img onerror=...>, a JavaScript output, an SVG with onload and <script>, Markdown output with an

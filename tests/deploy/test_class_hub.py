@@ -656,7 +656,10 @@ def test_a_student_starts_a_process_meant_to_outlive_the_hub(klass, round_):
     """Checked when the module ends: hub.sh stop kills it (the fixture's teardown fails otherwise)."""
     s1 = klass.students[0]
     klass.run_as(s1, "setsid sleep 900 </dev/null >/dev/null 2>&1 &")
-    assert subprocess.run(["pgrep", "-u", s1, "-x", "sleep"], capture_output=True).returncode == 0
+    deadline = time.monotonic() + 10  # setsid forks, and its child becomes `sleep` a moment after the shell returns
+    while subprocess.run(["pgrep", "-u", s1, "-x", "sleep"], capture_output=True).returncode != 0:
+        assert time.monotonic() < deadline, "the student's sleep never started"
+        time.sleep(0.1)
 
 
 def test_setup_says_the_checkout_holding_solutions_is_readable(klass):

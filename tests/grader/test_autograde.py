@@ -14,7 +14,7 @@ from grader import batch as batch_mod
 from grader import finish as finish_mod
 from grader import gradebook
 from grader.autograde import Outcome, autograde
-from grader.course import Course
+from grader.course import COURSE_ID, Course
 from grader.record import load_record
 from grader.sandbox import RawResult
 from grader.submission import submission_hash
@@ -350,12 +350,12 @@ def test_a_record_the_gradebook_lost_is_regraded(course, gradebook_template):
     from nbgrader.api import Gradebook
 
     autograde(course, CHAPTER, progress=False, seed=1)
-    with Gradebook(course.db_url, "torchcourse") as gb:
+    with Gradebook(course.db_url, COURSE_ID) as gb:
         gb.remove_submission(CHAPTER, "bob")
     assert sorted(autograde(course, CHAPTER, progress=False)) == ["bob"]
     tiny_gradebook(course.db_path, gradebook_template)  # the chapter, and no submission
     assert sorted(autograde(course, CHAPTER, progress=False)) == ["ann", "bob"]
-    with Gradebook(course.db_url, "torchcourse") as gb:
+    with Gradebook(course.db_url, COURSE_ID) as gb:
         assert {s.student.id: s.score for s in gb.find_assignment(CHAPTER).submissions} == {"ann": 5.0, "bob": 5.0}
     assert autograde(course, CHAPTER, progress=False) == {}
 
@@ -388,7 +388,7 @@ def test_the_same_notebooks_submitted_again_later_are_regraded_with_the_new_time
     (course.submitted / "bob" / CHAPTER / "timestamp.txt").write_text("2026-12-24 08:00:00.000000 UTC")
     again = autograde(course, CHAPTER, progress=False)
     assert sorted(again) == ["bob"] and again["bob"]["submitted_at"] == "2026-12-24 08:00:00"
-    with Gradebook(course.db_url, "torchcourse") as gb:
+    with Gradebook(course.db_url, COURSE_ID) as gb:
         assert str(gb.find_submission(CHAPTER, "bob").timestamp) == "2026-12-24 08:00:00"
     assert autograde(course, CHAPTER, progress=False) == {}
 

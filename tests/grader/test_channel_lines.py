@@ -9,7 +9,7 @@ import os
 import pytest
 
 from grader.inside.channel import _Channel, _record
-from grader.limits import parse_line
+from grader.limits import parse_bounded
 from grader.sandbox import parse_results
 
 
@@ -82,7 +82,7 @@ def test_the_results_file_holds_the_workers_keys_whatever_the_result_claimed(pip
     assert (unfinished.i, unfinished.status, unfinished.outputs, unfinished.tampered) == \
         (4, "unfinished", [], ["a malformed result on the results channel"])
     # a record that does not parse is still the worker's: its cell is flagged, not dropped with its flags
-    assert parse_line(forged) is None
+    assert parse_bounded(forged)[0] is None
     assert (cells[5].status, cells[5].emits, cells[5].tampered) == \
         ("unfinished", None, ["the cell's results could not be read: a line with its nonce, not written by the "
                               "grader, on the results channel"])

@@ -10,9 +10,10 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from grader.collect import TIME_FORMAT, from_exchange, from_folder
+from grader.collect import from_exchange, from_folder
 from grader.course import COURSE_ID, Course
 from grader.lms import person_of
+from grader.submission import TIME_FORMAT
 
 CH = "01-tensors"
 NB = '{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}'
@@ -189,16 +190,6 @@ def test_the_command_line_lists_refused_exchange_submissions(course, exchange, c
     out, err = capsys.readouterr()
     assert f"{CH}: bob -> bob" in out and f"{CH}: 1 submissions in" in out
     assert "collect: refused bob+01-tensors+2099-01-01" in err and "in the future" in err
-
-
-@pytest.mark.parametrize("text", ["2026-12-01 03:04:05.123456 UTC", "2026-12-01 03:04:05.123456 Europe/Paris",
-                                  "2099-01-01 00:00:00", "2026-12-01T03:04:05+02:00"])
-def test_times_are_read_as_nbgrader_reads_them(text):
-    from nbgrader.utils import parse_utc
-
-    from grader.collect import parse_time
-
-    assert parse_time(text) == parse_utc(text).replace(tzinfo=UTC)
 
 
 def test_a_learners_own_file_name_never_names_another_person(course, tmp_path):

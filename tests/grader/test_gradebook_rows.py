@@ -15,7 +15,7 @@ import nbformat
 import pytest
 
 from grader import gradebook
-from grader.course import Course
+from grader.course import COURSE_ID, Course
 from grader.record import Exercise
 from grader.sanitise import sanitise
 from tests.helpers.gradebook_rows import gradebook_rows
@@ -96,7 +96,7 @@ def _by_nbgrader(course: Course, student: str, answered: set[str], scores: dict[
     from nbgrader.api import Gradebook, MissingEntry
     from nbgrader.preprocessors import SaveAutoGrades
 
-    with Gradebook(course.db_url, "torchcourse") as gb, warnings.catch_warnings():
+    with Gradebook(course.db_url, COURSE_ID) as gb, warnings.catch_warnings():
         warnings.simplefilter("ignore")  # SQLAlchemy's autoflush notes from inside nbgrader's own API
         try:
             gb.find_student(student)
@@ -135,7 +135,7 @@ def test_the_rows_are_nbgraders_for_a_class(tmp_path, template):
 
     ours, theirs = _course(tmp_path, template, "ours"), _course(tmp_path, template, "theirs")
     for course in (ours, theirs):  # `nbgrader db student add`: a name and an email already there
-        with Gradebook(course.db_url, "torchcourse") as gb:
+        with Gradebook(course.db_url, COURSE_ID) as gb:
             gb.add_student("cat", first_name="Cat", last_name="Lee", email="cat@example.org")
     for student, (answered, scores) in CLASS.items():
         _by_grader(ours, student, answered, scores, tmp_path)
@@ -147,7 +147,7 @@ def test_the_rows_are_nbgraders_for_a_class(tmp_path, template):
     assert ("ann", "nb2", "essay", "GradeCell", None, None, None, 1) in reference["grade"]
     assert ("cat", "Cat", "Lee", "cat@example.org", None) in mine["student"]
     assert mine == reference
-    with Gradebook(ours.db_url, "torchcourse") as gb:  # and nbgrader reads the scores back through its model
+    with Gradebook(ours.db_url, COURSE_ID) as gb:  # and nbgrader reads the scores back through its model
         assert gb.find_submission(CHAPTER, "ann").score == 4.5
         assert gb.find_submission(CHAPTER, "bob").score == 0
 

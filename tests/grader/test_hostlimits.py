@@ -1,4 +1,4 @@
-"""Host limits on a sandbox worker as a whole (issue 17, item 6): cgroup v2 memory and process caps through a
+"""Host limits on a sandbox worker as a whole: cgroup v2 memory and process caps through a
 delegated subtree where there is one, and the OOM-score protection of the worker, each reported by
 `facilities()` where the machine does not allow it (never failing without a word)."""
 

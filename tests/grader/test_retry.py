@@ -1,4 +1,4 @@
-"""autograde's handling of grader-side failures (issue 17, item 2), with the sandbox replaced by a pool that
+"""autograde's handling of grader-side failures, with the sandbox replaced by a pool that
 fails as a sandbox fails (a dead worker) or a grader that cannot prepare a notebook: retried once, then
 recorded with the error and flagged, counted as not recorded, and regraded by a plain rerun. The real
 sandbox, with workers killed from outside, is in tests/grading/test_records.py."""

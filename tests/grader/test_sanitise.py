@@ -9,7 +9,7 @@ import os
 import nbformat
 import pytest
 
-from grader import sanitise as sanitise_mod
+from grader import notebook_file as sanitise_mod
 from grader.sanitise import SanitiseError, sanitise, solution_notebook, source_cells
 from tests.helpers.tiny import (
     CHAPTER,

@@ -1,4 +1,4 @@
-"""sanitise on damaged notebooks: only what is damaged is lost (issue 17, item 8). Fed the tiny chapter with
+"""sanitise on damaged notebooks: only what is damaged is lost. Fed the tiny chapter with
 each kind of damage, and nbgrader's own test notebooks as foreign submissions."""
 
 from __future__ import annotations

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from grader.course import COURSE_ID
 from tests.helpers.course import CASES, CHAPTER, REPO, fixture_course, submit, submit_case
 
 pytestmark = pytest.mark.grading
@@ -170,7 +171,7 @@ def test_command_line_end_to_end(tmp_path):
     html = (root / "reports" / f"{CHAPTER}.html").read_text()
     assert html.count("data:image/png;base64,") >= 2 and "Flagged submissions" in html
     # nbgrader's own export reads the gradebook the grader wrote.
-    cfg = "c = get_config()\nc.CourseDirectory.course_id = 'torchcourse'\nc.CourseDirectory.source_directory = " \
+    cfg = f"c = get_config()\nc.CourseDirectory.course_id = {COURSE_ID!r}\nc.CourseDirectory.source_directory = " \
           "'solutions'\nc.CourseDirectory.release_directory = 'chapters'\n"
     (root / "nbgrader_config.py").write_text(cfg)
     env = {**os.environ, "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"]}

@@ -1,10 +1,10 @@
-"""Grader integrity against attacks from inside the learner's process (issue 16).
+"""Grader integrity against attacks from inside the learner's process.
 
 One throw-away chapter with three property exercises whose wrong answers give the right *values*
 (a copy where a view is asked, the global generator where a private one is asked), so only
 tampering with what the hidden block observes could earn their points, and two type exercises.
-Every attack below earned points it should not have, unflagged, on the grader before issue 16
-(checked by running this file against that commit's grader); all are graded in ONE autograde run.
+Every attack below earned points it should not have, unflagged, on the grader before the sandbox's
+integrity checks (checked by running this file against that commit's grader); all are graded in ONE autograde run.
 """
 
 from __future__ import annotations
@@ -316,7 +316,7 @@ def noise(n, seed):
 ''',
 }
 
-# Leaks (item 3): learner code that prints what it can find, base64-encoded, and raises it from hidden calls.
+# Leaks: learner code that prints what it can find, base64-encoded, and raises it from hidden calls.
 LEAK = '''import base64
 from torchcourse.grading import get_seed
 def _leak():
@@ -406,7 +406,7 @@ def _students() -> dict[str, nbformat.NotebookNode]:
     return out
 
 
-# Replaces results.jsonl, where the grader before issue 16 read the results from, with full marks.
+# Replaces results.jsonl, where an earlier grader read the results from, with full marks.
 FORGED_FILE = '''import json, os
 from torchcourse.grading import rng, to_plain, EMIT_MIME
 def _emits(slug, values):

@@ -1,4 +1,4 @@
-"""Each job starts clean and ends clean (issue 17, item 1).
+"""Each job starts clean and ends clean.
 
 One warm worker grades, in this order, a student who leaves every residue a job can (SysV
 shared memory touched so that it is charged, a SysV message queue holding a message, a SysV

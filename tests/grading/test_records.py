@@ -1,4 +1,4 @@
-"""Every submission gets a record, and a damaged notebook costs only what is damaged (issue 17, items 2 and 8).
+"""Every submission gets a record, and a damaged notebook costs only what is damaged.
 
 One class of the fixture course is graded once, by the real sandbox, then once more with a plain rerun:
 

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import nbformat
 
+from grader.course import COURSE_ID
 from tests.helpers.course import REPO, grade_points, nbgrader, submission, write
 
 
@@ -98,14 +99,14 @@ def exchange_round(tmp: Path, root: Path, chapter: str) -> None:
         home = tmp / "home" / student
         home.mkdir(parents=True)
         senv = {**env, "USER": student, "LOGNAME": student, "JUPYTERHUB_USER": student}
-        nbgrader(home, "fetch_assignment", chapter, "--course", "torchcourse", f"--Exchange.root={exchange}", env=senv)
+        nbgrader(home, "fetch_assignment", chapter, "--course", COURSE_ID, f"--Exchange.root={exchange}", env=senv)
         for name in names:
             fetched = home / chapter / f"{name}.ipynb"
             assert fetched.exists(), f"fetch_assignment did not deliver {fetched}"
             sol = root / "solutions" / chapter / f"{name}.ipynb"
             if plan == "onewrong":
                 write(submission(fetched, sol, wrong={wrong_slug} if name == names[0] else set()), fetched)
-        nbgrader(home, "submit", chapter, "--course", "torchcourse", f"--student={student}",
+        nbgrader(home, "submit", chapter, "--course", COURSE_ID, f"--student={student}",
                  f"--Exchange.root={exchange}", env=senv)
 
     # The course grader's collect reads the same exchange (into a copy of the course, to leave this one plain).

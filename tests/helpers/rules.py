@@ -28,6 +28,7 @@ from torchcourse.contract import (
     is_answer_cell,
     is_checks_cell,
     nbgrader_meta,
+    split_regions,
 )
 
 SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
@@ -79,7 +80,7 @@ def notebook_problems(path: Path) -> list[str]:
         if src.count(BEGIN_HIDDEN) != 1 or src.count(END_HIDDEN) != 1:
             problems.append(f"{_where(path, i)}: {slug} needs exactly one hidden block")
         else:
-            hidden = src.split(BEGIN_HIDDEN, 1)[1].split(END_HIDDEN, 1)[0]
+            hidden = "\n".join(line for kind, line in split_regions(src) if kind == "hidden")
             if not re.search(rf"emit\(\s*['\"]{re.escape(slug)}['\"]", hidden):
                 problems.append(f"{_where(path, i)}: the hidden block of {slug} emits no value for {slug!r}")
             problems += [f"{_where(path, i)}: {slug}: {p}" for p in comparison_problems(hidden)]

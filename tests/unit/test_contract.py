@@ -24,13 +24,18 @@ def test_markers_are_nbgraders_delimiters():
 
 
 def test_one_cell_time_limit_for_check_grader_and_site():
-    """A cell that runs 90 s fails everywhere or nowhere: grader, self-check and both sites share the limit."""
+    """A cell that runs 90 s fails everywhere or nowhere: grader, plain nbgrader, self-check and both sites share
+    the limit."""
     from grader.sandbox import Limits
 
     assert Limits().cell_timeout == contract.CELL_TIMEOUT_S
     assert Limits().budget == contract.NOTEBOOK_BUDGET_S
     for name in ("_config.yml", "_config_instructor.yml"):
         assert yaml.safe_load((ROOT / name).read_text())["execute"]["timeout"] == contract.CELL_TIMEOUT_S, name
+    from traitlets.config.loader import PyFileConfigLoader
+
+    nbgrader = PyFileConfigLoader("nbgrader_config.py", path=str(ROOT / "grader")).load_config()
+    assert nbgrader.Execute.timeout == contract.CELL_TIMEOUT_S, "plain nbgrader autograde's cell limit"
 
 
 def _cell(source, **nbgrader):

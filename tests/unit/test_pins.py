@@ -40,10 +40,6 @@ def test_torch_and_the_course_stack_are_pinned_as_the_guide_requires():
     assert re.match(r"1\.", pins["jupyter-book"])
 
 
-def test_makefile_installs_from_the_lock():
-    assert "requirements/lock.txt" in (ROOT / "Makefile").read_text()
-
-
 def _setup_commands(*args: str) -> str:
     import subprocess
 

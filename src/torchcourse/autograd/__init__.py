@@ -8,7 +8,7 @@
 from torchcourse.budgets import ChapterBudgets, WidgetBudget
 
 #: Imported by the grader's warm worker before any job of a chapter that uses this package: torch.func's
-#: transforms and torch.optim's optimizers import TorchDynamo on first use (about 1.2 s, once per graded
+#: transforms and torch.optim's optimizers import TorchDynamo on first use (a second or more, once per graded
 #: notebook otherwise).
 WARM = ("torch._dynamo",)
 

@@ -31,14 +31,13 @@ class RingFrame:
     phase: str
     counts: tuple[tuple[int, ...], ...]   # counts[rank][chunk]: how many ranks' values that chunk holds summed
     messages: tuple[tuple[int, int, int], ...]  # (src, dst, chunk) sent in this step
-    link_bytes: tuple[int, ...]       # bytes sent so far on link r -> r+1
     message: str
 
 
 def ring_frame(ranks: int = 4, step: int = 0, numel: int = 1024, itemsize: int = 4) -> RingFrame:
     n = ranks
     if n < 2:
-        return RingFrame(n, 0, "done", ((1,),) * max(n, 1), (), (0,) * max(n, 1),
+        return RingFrame(n, 0, "done", ((1,),) * max(n, 1), (),
                          "With one rank there is nothing to send: the tensor is already the sum.")
     total = 2 * (n - 1)
     step = max(0, min(step, total))
@@ -67,7 +66,7 @@ def ring_frame(ranks: int = 4, step: int = 0, numel: int = 1024, itemsize: int =
         text = f"All-gather step {step - n + 1} of {n - 1}: finished chunks are copied around the ring."
     per_rank = 2 * (n - 1) * numel * itemsize / n
     text += f" Bytes per link so far: {max(link)} (of {per_rank:.0f} = 2(N-1)/N of {numel * itemsize} bytes)."
-    return RingFrame(n, step, phase, counts, msgs, tuple(link), text)
+    return RingFrame(n, step, phase, counts, msgs, text)
 
 
 NUMBERED = 4       # up to this many ranks the cells carry their counts; beyond, the shade says the same

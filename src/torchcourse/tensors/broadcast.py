@@ -208,7 +208,7 @@ def allocations(fn: Callable[[], object]) -> dict[str, int]:
 
     ``torch.profiler.profile`` is built on the autograd profiler used here, with the same Kineto
     back end (``use_kineto=True``); it also imports TorchInductor and TorchDynamo when it starts
-    (about 1.2 s, once a process), which counting CPU memory does not need.
+    (a second or more, once a process), which counting CPU memory does not need.
     """
     from torch.autograd.profiler import profile
 

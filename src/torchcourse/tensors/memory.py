@@ -28,6 +28,7 @@ from matplotlib.path import Path
 from matplotlib.text import TextPath
 from matplotlib.transforms import Affine2D
 
+from torchcourse.grading import shares_storage
 from torchcourse.widgets import Explorer
 
 #: Shapes offered by the explorer's drop-down (the core accepts any shape of rank >= 1).
@@ -178,10 +179,6 @@ def element_positions(t: torch.Tensor) -> tuple[int, ...]:
     return tuple(int(p) for p in positions.reshape(-1))
 
 
-def _shares_storage(a: torch.Tensor, b: torch.Tensor) -> bool:
-    return a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
-
-
 def explore(shape: tuple[int, ...], op: str, layout: str = "contiguous") -> MemoryState:
     """Run ``op`` on a small ``arange`` source of ``shape`` and report whether it viewed or copied."""
     if op not in OPS:
@@ -202,7 +199,7 @@ def explore(shape: tuple[int, ...], op: str, layout: str = "contiguous") -> Memo
         return MemoryState(**common, result_shape=None, result_strides=None, result_offset=None,
                            result_values=None, result_contiguous=None, storage_indices=None,
                            kind="error", reason=reason, message=f"<b>error</b>: {reason}.")
-    view = _shares_storage(x, y)
+    view = shares_storage(x, y)
     kind = "view" if view else "copy"
     reason = spec.why_view if view else spec.why_copy
     result = {"result_shape": tuple(y.shape), "result_strides": tuple(y.stride()),
