@@ -13,6 +13,7 @@ import numpy
 import torch
 
 from .base import torchcourse
+
 try:
     from torchcourse.link import LearnerEnd, quiet_warnings
 except ImportError:  # reported by the parent as a missing course library
@@ -110,6 +111,7 @@ def _serve_cells(shell: GradeShell, cmd: int, res: int, buf: bytearray, raw_read
             check("before the checks cell")
             learner_end.serve(quiet_warnings)
             check("after the checks cell")
+            shell.execution_count += 1  # the cell counts as run here, as it does in a notebook
             ok = True
         else:
             try:
