@@ -65,6 +65,11 @@ class Course:
         return self.root / "gradebook.db"
 
     @property
+    def sources_stamp(self) -> Path:
+        """Beside the gradebook: the solutions the gradebook's cells were saved from (gradebook.ensure_assignment)."""
+        return self.db_path.with_name(".gradebook-sources.json")
+
+    @property
     def db_url(self) -> str:
         return "sqlite:///" + str(self.db_path)
 

@@ -50,7 +50,7 @@ def ensure_assignment(course: Course, chapter: str) -> None:
                                f"{done.get('error', '')}")
     import json
 
-    stamp = course.db_path.with_name(".gradebook-sources.json")
+    stamp = course.sources_stamp
     data = _saved_stamps(course)
     data[chapter] = _source_stamp(course, chapter)
     tmp = stamp.with_name(stamp.name + ".tmp")  # whole or not at all: see _saved_stamps
@@ -65,7 +65,7 @@ def _saved_stamps(course: Course) -> dict:
     import json
 
     try:
-        data = json.loads(course.db_path.with_name(".gradebook-sources.json").read_text())
+        data = json.loads(course.sources_stamp.read_text())
     except (OSError, ValueError):
         return {}
     return data if type(data) is dict else {}

@@ -5,8 +5,8 @@ cgroup v2 (the unified hierarchy, on every current distribution) is used through
 cgroup this process is in must let it create children with the memory and pids controllers (systemd's
 `Delegate=yes`, a container runtime's own cgroup, or the root of the hierarchy; the grader moves itself into a
 leaf of a delegated cgroup, which may hand controllers down only while it holds no process). A process that is
-not in such a cgroup, or shares it with other processes, gets no v2 caps, and `grader.sandbox.facilities()`
-says so, as for every missing facility. Hosts on the older v1 hierarchy keep the v1 cgroups in grader.sandbox.
+not in such a cgroup, or shares it with other processes, gets no v2 caps, and `grader.facilities.facilities()`
+says so, as for every missing facility. Hosts on the older v1 hierarchy keep the v1 cgroups in grader.worker_start.
 """
 
 from __future__ import annotations

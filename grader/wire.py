@@ -1,7 +1,7 @@
 """What crosses from the sandbox to the judge, typed: a job's key, how its run ended, each cell's result.
 
-The warm worker (`grader/inside/`, inside the sandbox) speaks JSON lines; `grader/sandbox.py`
-parses them into these types, and the pools, `autograde`, the judge and the autograded notebook read
+The warm worker (`grader/inside/`, inside the sandbox) speaks JSON lines; `grader/job.py` and `grader/sandbox.py`
+parse them into these types, and the pools, `autograde`, the judge and the autograded notebook read
 only these, by attribute. A cell's
 result is still a *claim* of code that ran beside learner code: the judge treats it as data. The
 enums are `str` enums, so their JSON and their comparisons with plain strings stay what they were.

@@ -9,10 +9,13 @@
  *        {title, axes: [{name, description, kind, labels, start, note}], images: [base64 PNG],
  *         messages: [HTML], frames: [[value index per axis..., image index, message index]],
  *         start: index of the starting frame}
- * A widget may declare only some combinations of values. When the combination a reader asks
- * for has no frame, a slider goes as far as it can in the direction it was moved while the other
- * controls stay; failing that (and always for a list or a checkbox) the value just chosen is kept
- * and the fewest other controls move to a frame that has it.
+ * A widget may declare only some combinations of values. A move changes one control and never
+ * another: each control offers only the values that have a frame beside the other controls as they
+ * stand (like the live widget, which bounds a slider by what its other controls allow). A slider's
+ * range spans those values and skips, in the direction it was moved, any between them without a
+ * frame; a list greys out the others; a control with one such value is disabled. Which combinations
+ * exist is said under the player (torchcourse.frames.player_html), and tests/site/test_frame_spaces.py
+ * holds every widget's frames to being reachable this way, one control per move.
  */
 (function () {
   "use strict";
@@ -45,37 +48,28 @@
       player.dataset.state = current.join(",");
       player.dataset.image = String(image);
       player.dataset.message = String(text);
-      inputs.forEach(function (input, k) { input.set(current[k]); });
+      inputs.forEach(function (input, k) { input.set(current[k], available(k)); });
     }
 
-    function nearest(axis, value) {
-      // A slider moved to a value with no frame beside the other controls goes as far as it can in
-      // that direction keeping them. Otherwise (a list, or a slider at its last frame) the chosen
-      // value is kept and the fewest other controls move to a frame that has it.
-      var best = null, bestDistance = Infinity, k;
-      var direction = value - current[axis];
-      if (axes[axis].kind === "slider") {
-        data.frames.forEach(function (f) {
-          for (k = 0; k < axes.length; k++) if (k !== axis && f[k] !== current[k]) return;
-          if ((f[axis] - current[axis]) * direction <= 0) return;
-          var d = Math.abs(f[axis] - value);
-          if (d < bestDistance) { best = f; bestDistance = d; }
-        });
-        if (best) return best;
-      }
+    function available(axis) {
+      // The values of one control that have a frame with every other control as it is now.
+      var found = {}, k;
       data.frames.forEach(function (f) {
-        if (f[axis] !== value) return;
-        var d = 0;
-        for (k = 0; k < axes.length; k++) if (f[k] !== current[k]) d += 1;
-        if (d < bestDistance) { best = f; bestDistance = d; }
+        for (k = 0; k < axes.length; k++) if (k !== axis && f[k] !== current[k]) return;
+        found[f[axis]] = true;
       });
-      return best || byKey[current.join(",")];
+      return found;
     }
 
     function change(axis, value) {
-      var wanted = current.slice();
+      var wanted = current.slice(), ok = available(axis), direction = value - current[axis], step;
+      if (!ok[value] && axes[axis].kind === "slider" && direction !== 0) {
+        // Between two values that have frames: go on to the next one in the direction of the move.
+        step = direction > 0 ? 1 : -1;
+        while (value >= 0 && value < axes[axis].labels.length && !ok[value]) value += step;
+      }
       wanted[axis] = value;
-      show(byKey[wanted.join(",")] || nearest(axis, value));
+      show(byKey[wanted.join(",")] || byKey[current.join(",")]);
     }
 
     axes.forEach(function (a, k) {
@@ -93,7 +87,7 @@
         var on = a.labels.indexOf("True");
         box.addEventListener("change", function () { change(k, box.checked ? on : 1 - on); });
         label.appendChild(box);
-        input = { set: function (i) { box.checked = i === on; } };
+        input = { set: function (i, ok) { box.checked = i === on; box.disabled = !ok[1 - i]; } };
       } else if (a.kind === "slider") {
         var range = document.createElement("input");
         range.type = "range";
@@ -106,7 +100,18 @@
         range.addEventListener("input", function () { change(k, Number(range.value)); });
         label.appendChild(range);
         label.appendChild(readout);
-        input = { set: function (i) { range.value = String(i); readout.textContent = a.labels[i]; } };
+        input = {
+          set: function (i, ok) {
+            var reach = Object.keys(ok).map(Number);
+            range.min = String(Math.min.apply(null, reach));
+            range.max = String(Math.max.apply(null, reach));
+            range.disabled = reach.length < 2;
+            range.value = String(i);
+            // Announced as the value it stands for (512), not its position on the slider (6).
+            range.setAttribute("aria-valuetext", a.labels[i]);
+            readout.textContent = a.labels[i];
+          }
+        };
       } else {
         var select = document.createElement("select");
         select.dataset.axis = a.name;
@@ -118,7 +123,13 @@
         });
         select.addEventListener("change", function () { change(k, Number(select.value)); });
         label.appendChild(select);
-        input = { set: function (i) { select.value = String(i); } };
+        input = {
+          set: function (i, ok) {
+            Array.prototype.forEach.call(select.options, function (option, j) { option.disabled = !ok[j]; });
+            select.disabled = Object.keys(ok).length < 2;
+            select.value = String(i);
+          }
+        };
       }
       if (a.note) {
         var note = document.createElement("span");

@@ -51,7 +51,7 @@ KILL_WAIT = 2.0               # seconds the worker waits for a job's killed proc
 
 # --------------------------------------------------------------------------- what comes back: output caps
 # Applied inside while a cell's outputs stream (`shell._Collector`), and again by the grader on what it keeps
-# (`autograde._clean_output`), which trusts nothing the worker wrote.
+# (`executed._clean_output`), which trusts nothing the worker wrote.
 
 STREAM_CAP = 100_000          # characters kept per stream per cell, of an error's text, of a traceback line
 TRACEBACK_LINES = 200         # lines kept of an error's traceback

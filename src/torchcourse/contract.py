@@ -40,7 +40,8 @@ MARKERS = (BEGIN_SOLUTION, END_SOLUTION, BEGIN_HIDDEN, END_HIDDEN)
 CELL_TIMEOUT_S = 60
 #: Wall seconds a whole notebook may take in the grader.
 NOTEBOOK_BUDGET_S = 300
-#: How long a hidden block should take on one core (an authoring rule, checked by the benchmark).
+#: How long a hidden block should take on one core (an authoring rule; tests/notebooks/test_judged_answers.py
+#: gives each checks cell twice this when it runs library functions in an answer's place).
 HIDDEN_BLOCK_S = 2.0
 
 # --------------------------------------------------------------------------- chapters

@@ -67,10 +67,18 @@ def frame_data(title: str, axes: list[FrameAxis], pngs: list[bytes], messages: l
     )
 
 
-def player_html(data: FrameData, widget: str, name: str) -> str:
+#: Said under every player: what it is, and that its controls need JavaScript.
+PLAYER_ABOUT = ("No kernel runs on this website: these controls replay pictures that this notebook's own code "
+                "drew when the site was built. Run the notebook to try any other input.")
+PLAYER_NO_SCRIPT = ("The controls of this player need JavaScript, which is off: the picture above is the one "
+                    "the notebook starts with.")
+
+
+def player_html(data: FrameData, widget: str, name: str, states: list[str] | None = None) -> str:
     """The site's frame player: the starting frame and message (shown without JavaScript too) and every
     frame as JSON, which book/js/frame-player.js turns into working controls. ``widget`` is the wrapper's
-    dotted path (``data-widget``), ``name`` what the picture's alt text calls it when it has no title."""
+    dotted path (``data-widget``), ``name`` what the picture's alt text calls it when it has no title;
+    ``states`` says which combinations of values have a frame, one sentence each."""
     image, message = data["frames"][data["start"]][-2:]
     alt = html.escape(f"{data['title'] or name}: " + ", ".join(
         f"{a['description']} {a['labels'][a['start']]}" for a in data["axes"]), quote=True)
@@ -79,7 +87,17 @@ def player_html(data: FrameData, widget: str, name: str) -> str:
             '<div class="tc-player-controls"></div>'
             f'<div class="tc-player-message">{data["messages"][message]}</div>'
             f'<img class="tc-player-frame" alt="{alt}" src="data:image/png;base64,{data["images"][image]}">'
-            f'<script type="application/json" class="tc-player-data">{_script_json(data)}</script></div>')
+            f'<script type="application/json" class="tc-player-data">{_script_json(data)}</script>'
+            f'<noscript><p class="tc-player-noscript">{PLAYER_NO_SCRIPT}</p></noscript>'
+            f'{_about(states or [])}</div>')
+
+
+def _about(states: list[str]) -> str:
+    listed = "".join(f"<li>{html.escape(s)}</li>" for s in states)
+    drawn = (" The pictures drawn, each control not named at the notebook's starting value (a control greys out"
+             f" the values that have no picture beside the other controls as they stand):<ul>{listed}</ul>")
+    return f'<div class="tc-player-about">{PLAYER_ABOUT}{drawn if states else ""}</div>'
+
 
 
 def png_small(png: bytes) -> bytes:

@@ -131,6 +131,22 @@ def _label(control: widgets.ValueWidget, value: Any) -> str:
     return str(value)
 
 
+def _in_control_order(control: widgets.ValueWidget, values: list) -> list:
+    """The values a frame space gives a control, in the order the control itself offers them.
+
+    A slider or list with ``options`` goes in its options' order, a numeric slider ascending, a
+    checkbox False then True; free-text inputs keep the order the widget declared them in.
+    """
+    if isinstance(control, widgets.Checkbox | widgets.ToggleButton):
+        return sorted(values)
+    if hasattr(control, "options") and not isinstance(control, widgets.Combobox):
+        order = _options(control)[0]
+        return sorted(values, key=lambda v: order.index(v) if v in order else len(order))
+    if isinstance(control, (widgets.IntSlider, widgets.FloatSlider)):
+        return sorted(values)
+    return list(values)
+
+
 class Explorer(widgets.VBox):
     """Controls above an output area; ``.state`` and ``.figure`` hold the latest update.
 
@@ -178,12 +194,44 @@ class Explorer(widgets.VBox):
         """
         return {name: default_values(control) for name, control in self.controls.items()}
 
-    def frame_states(self) -> tuple[list[FrameAxis], list[tuple[int, ...]]]:
-        """The declared frame space as the site's controls and the states (value indices), capped."""
+    def _frame_blocks(self) -> list[dict[str, list]]:
+        """The frame space as a list of products, the starting state last (as a product of one)."""
         space = self.frame_space()
         blocks = [space] if isinstance(space, dict) else list(space)
+        blocks = [{name: list(values) for name, values in block.items()} for block in blocks]
+        return blocks + [{name: [value] for name, value in self.values().items()}]
+
+    def frame_space_description(self) -> list[str]:
+        """What the site's player offers, one sentence per product of the frame space, for its readers."""
+        axes, _ = self.frame_states()
+        by_name = {a.name: a for a in axes}
+        sentences = []
+        for block in self._frame_blocks()[:-1]:
+            moved = [(by_name[name], values) for name, values in block.items() if len(values) > 1]
+            fixed = [(by_name[name], values[0]) for name, values in block.items() if len(values) == 1]
+            if not moved:
+                continue
+            parts = []
+            for axis, values in sorted(moved, key=lambda m: axes.index(m[0])):
+                order = _in_control_order(self.controls[axis.name], values)
+                labels = [axis.labels[axis.values.index(v)] for v in order]
+                if len(labels) == len(axis.values) and len(labels) > 3:
+                    shown = f"all {len(labels)}"
+                elif len(labels) <= 8:
+                    shown = ", ".join(labels)
+                else:
+                    shown = f"{labels[0]} to {labels[-1]}, {len(labels)} values"
+                parts.append(f"{axis.description} ({shown})")
+            text = f"every combination of {', '.join(parts[:-1])} and {parts[-1]}" if len(parts) > 1 else parts[0]
+            if fixed:
+                text += ", with " + ", ".join(f"{a.description} {a.labels[a.values.index(v)]}" for a, v in fixed)
+            sentences.append(text)
+        return sentences
+
+    def frame_states(self) -> tuple[list[FrameAxis], list[tuple[int, ...]]]:
+        """The declared frame space as the site's controls and the states (value indices), capped."""
+        blocks = self._frame_blocks()
         start = self.values()
-        blocks.append({name: [value] for name, value in start.items()})
         values: dict[str, list] = {name: [] for name in self.controls}
         for block in blocks:
             for name in self.controls:
@@ -192,9 +240,7 @@ class Explorer(widgets.VBox):
                         values[name].append(v)
         axes = []
         for name, control in self.controls.items():
-            vals = values[name]
-            if _kind(control) == "slider" and not hasattr(control, "options"):
-                vals.sort()
+            vals = _in_control_order(control, values[name])
             free_text = not hasattr(control, "options") and _kind(control) == "select"
             free_text |= isinstance(control, widgets.Combobox) and not control.ensure_option
             axes.append(FrameAxis(name, control.description or name, _kind(control), vals,
@@ -229,7 +275,8 @@ class Explorer(widgets.VBox):
 
     def player_html(self) -> str:
         """The site's frame player (`torchcourse.frames.player_html`) for this widget's frames."""
-        return player_html(self.frames(), f"{type(self).__module__}.{type(self).__name__}", type(self).__name__)
+        return player_html(self.frames(), f"{type(self).__module__}.{type(self).__name__}", type(self).__name__,
+                           self.frame_space_description())
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict | None:
         bundle = super()._repr_mimebundle_(**kwargs)

@@ -398,7 +398,7 @@ def test_a_torn_gradebook_stamp_is_recorded_again_not_a_chapter_that_never_grade
     """ensure_assignment wrote .gradebook-sources.json in place: torn by a kill or a full disk, every later
     autograde of the chapter stopped on a JSON error until someone deleted the file by hand."""
     monkeypatch.setattr(gradebook, "ensure_assignment", real_ensure_assignment)
-    stamp = course.db_path.with_name(".gradebook-sources.json")
+    stamp = course.sources_stamp
     stamp.write_text(torn)
     out = autograde(course, CHAPTER, progress=False, seed=1)
     assert sorted(out) == ["ann", "bob"] and out.not_recorded == {}

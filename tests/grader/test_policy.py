@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from grader import sandbox
+from grader import worker_start
 from grader.inside import confine, policy
 
 SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO = 0x7FFF0000, 0x00050000
@@ -51,12 +51,12 @@ def test_each_denied_call_is_one_row_and_the_filter_refuses_it_with_its_errno(ma
 
 
 def test_the_bubblewrap_command_is_the_table_and_only_the_jobs_folder_is_writable(tmp_path):
-    cmd = sandbox._bwrap_command("bwrap", tmp_path)
+    cmd = worker_start._bwrap_command("bwrap", tmp_path)
     assert cmd[:1 + len(policy.UNSHARE)] == ["bwrap", *(f"--unshare-{ns}" for ns in policy.UNSHARE)]
     pairs = [(cmd[i], cmd[i + 1]) for i in range(len(cmd) - 1)]
     for bind in policy.BINDS:
         if bind.kind == "library":
-            for d in sandbox._library_dirs():
+            for d in worker_start._library_dirs():
                 assert ("--ro-bind", str(d)) in pairs
         elif bind.kind == "host-top":
             assert (not Path(bind.path).exists() or bind.path in cmd), bind
@@ -64,5 +64,5 @@ def test_the_bubblewrap_command_is_the_table_and_only_the_jobs_folder_is_writabl
             assert bind.path in cmd, bind
     assert cmd.count("--bind") == 1 and cmd[cmd.index("--bind") + 1:][:2] == [str(tmp_path), policy.JOBS]
     worker = cmd.index(policy.INSIDE_WORKER)
-    assert cmd[worker - 2:worker] == ["--ro-bind", str(sandbox.WORKER)]
+    assert cmd[worker - 2:worker] == ["--ro-bind", str(worker_start.WORKER)]
     assert cmd[-1] == "--clearenv"

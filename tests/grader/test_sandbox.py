@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from grader import sandbox
+from grader import limits
 from grader.sandbox import RawResult, parse_results, preload_errors
 from grader.wire import CellResult
 
@@ -51,7 +51,7 @@ def test_a_record_of_the_workers_that_is_not_a_cell_result_is_flagged_unless_it_
 def test_results_beyond_the_cap_are_not_read(tmp_path, monkeypatch):
     first = json.dumps({"i": 0, "status": "ok", "outputs": []}) + "\n"
     (tmp_path / "results.jsonl").write_text(first + json.dumps({"i": 1, "status": "ok", "outputs": []}) + "\n")
-    monkeypatch.setattr(sandbox, "RESULTS_CAP", len(first) + 5)
+    monkeypatch.setattr(limits, "RESULTS_BYTES", len(first) + 5)  # the one cap, read when a job is read
     assert list(parse_results(tmp_path / "results.jsonl", 2)) == [0]
     assert parse_results(tmp_path / "absent.jsonl", 2) == {}
 

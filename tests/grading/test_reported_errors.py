@@ -8,7 +8,7 @@ import shutil
 
 import pytest
 
-from grader import sandbox
+from grader import worker_start
 from tests.helpers.course import CHAPTER, REPO, fixture_course, submit_case
 
 pytestmark = pytest.mark.grading
@@ -19,14 +19,14 @@ def _worker_importing_from(lib, tmp_path, monkeypatch):
     under construction looks like to it)."""
     marker = "from __future__ import annotations\n"
     worker = tmp_path / "inside"
-    shutil.copytree(sandbox.WORKER, worker, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(worker_start.WORKER, worker, ignore=shutil.ignore_patterns("__pycache__"))
     base = worker / "base.py"  # the first of the worker's modules to import the library
     source = base.read_text()
     assert marker in source
     base.write_text(source.replace(marker, marker + f"import sys as _sys\n_sys.path.insert(0, {str(lib)!r})\n", 1))
-    monkeypatch.setattr(sandbox, "WORKER", worker)
-    dirs = sandbox._library_dirs
-    monkeypatch.setattr(sandbox, "_library_dirs", lambda: sorted({*dirs(), lib}))
+    monkeypatch.setattr(worker_start, "WORKER", worker)
+    dirs = worker_start._library_dirs
+    monkeypatch.setattr(worker_start, "_library_dirs", lambda: sorted({*dirs(), lib}))
 
 
 def test_a_module_that_fails_to_preload_is_named_and_grading_goes_on(tmp_path, monkeypatch, capsys):

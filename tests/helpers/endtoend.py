@@ -26,13 +26,14 @@ from tests.helpers.course import REPO, grade_points, nbgrader, submission, write
 
 
 def _points(root: Path, chapter: str) -> tuple[list[str], dict[str, float], dict[str, str]]:
-    """(notebook names, grade_id -> points, notebook -> its first exercise)."""
+    """(notebook names, grade_id -> points, notebook -> its first exercise, for each notebook that has one)."""
     names = sorted(p.stem for p in (root / "solutions" / chapter).glob("*.ipynb"))
     points, first = {}, {}
     for name in names:
         pts = grade_points(nbformat.read(str(root / "solutions" / chapter / f"{name}.ipynb"), as_version=4))
         points.update(pts)
-        first[name] = next(iter(pts))
+        if pts:                                   # a notebook may teach without a graded exercise
+            first[name] = next(iter(pts))
     return names, points, first
 
 
@@ -46,7 +47,8 @@ def course_grader_round(root: Path, chapter: str, workers: int = 2) -> dict:
         sol, rel = root / "solutions" / chapter / f"{name}.ipynb", root / "chapters" / chapter / f"{name}.ipynb"
         write(submission(rel, sol), root / "submitted" / "solution" / chapter / f"{name}.ipynb")
         write(nbformat.read(str(rel), as_version=4), root / "submitted" / "untouched" / chapter / f"{name}.ipynb")
-        write(submission(rel, sol, wrong={first[name]}), root / "submitted" / "onewrong" / chapter / f"{name}.ipynb")
+        wrong = {first[name]} if name in first else set()
+        write(submission(rel, sol, wrong=wrong), root / "submitted" / "onewrong" / chapter / f"{name}.ipynb")
     records = autograde(Course(root), chapter, workers=workers, progress=False)
     total = sum(points.values())
     assert records["solution"]["score"] == records["solution"]["max_score"] == total, records["solution"]
@@ -93,7 +95,8 @@ def exchange_round(tmp: Path, root: Path, chapter: str) -> None:
     nbgrader(root, "generate_assignment", chapter, "--force", env=env)
     nbgrader(root, "release_assignment", chapter, env=env)
     names, points, first = _points(root, chapter)
-    wrong_slug = first[names[0]]
+    graded = [name for name in names if name in first]
+    wrong_slug = first[graded[0]]
     plans = {"alice": "onewrong", "bob": "untouched"}
     for student, plan in plans.items():
         home = tmp / "home" / student
@@ -105,7 +108,7 @@ def exchange_round(tmp: Path, root: Path, chapter: str) -> None:
             assert fetched.exists(), f"fetch_assignment did not deliver {fetched}"
             sol = root / "solutions" / chapter / f"{name}.ipynb"
             if plan == "onewrong":
-                write(submission(fetched, sol, wrong={wrong_slug} if name == names[0] else set()), fetched)
+                write(submission(fetched, sol, wrong={wrong_slug} if name == graded[0] else set()), fetched)
         nbgrader(home, "submit", chapter, "--course", COURSE_ID, f"--student={student}",
                  f"--Exchange.root={exchange}", env=senv)
 

@@ -33,6 +33,64 @@ def test_frame_space_is_capped_and_moves_every_control(module, cls):
             assert axis.note, f"{cls}: free-text control {axis.name} must say the notebook accepts anything"
 
 
+def _single_moves(states: list[tuple[int, ...]]) -> dict[tuple[int, ...], list[tuple[int, ...]]]:
+    """Each state's neighbours: the states one control away (what a reader reaches in one move on the site)."""
+    return {s: [t for t in states if sum(a != b for a, b in zip(s, t)) == 1] for s in states}
+
+
+@pytest.mark.parametrize(("module", "cls"), DECLARED, ids=[c for _, c in DECLARED])
+def test_every_frame_is_reached_from_the_start_one_control_per_move(module, cls):
+    # The player offers a control only the values that have a frame beside the other controls as they stand
+    # (book/js/frame-player.js): a state no chain of such moves reaches is a frame no reader can see.
+    widget = getattr(importlib.import_module(module), cls)()
+    axes, states = widget.frame_states()
+    neighbours = _single_moves(states)
+    start = tuple(a.start for a in axes)
+    seen, todo = {start}, [start]
+    while todo:
+        for t in neighbours[todo.pop()]:
+            if t not in seen:
+                seen.add(t)
+                todo.append(t)
+    unreached = [{a.name: a.labels[i] for a, i in zip(axes, s)} for s in states if s not in seen]
+    assert not unreached, f"{cls}: {len(unreached)} of {len(states)} frames unreachable, e.g. {unreached[:3]}"
+
+
+@pytest.mark.parametrize(("module", "cls"), DECLARED, ids=[c for _, c in DECLARED])
+def test_every_control_offers_its_values_in_its_own_order(module, cls):
+    widget = getattr(importlib.import_module(module), cls)()
+    axes, _ = widget.frame_states()
+    for axis in axes:
+        control = widget.controls[axis.name]
+        if isinstance(control, widgets.Checkbox | widgets.ToggleButton):
+            assert axis.values == [False, True], f"{cls}: {axis.name}"
+        elif hasattr(control, "options") and not isinstance(control, widgets.Combobox):
+            order = [o[1] if isinstance(o, tuple) and len(o) == 2 else o for o in control.options]
+            positions = [order.index(v) for v in axis.values]
+            assert positions == sorted(positions), f"{cls}: {axis.name} runs {axis.labels}, the control {order}"
+        elif isinstance(control, widgets.IntSlider | widgets.FloatSlider):
+            assert axis.values == sorted(axis.values), f"{cls}: {axis.name} runs {axis.labels}"
+
+
+@pytest.mark.parametrize(("module", "cls"), DECLARED, ids=[c for _, c in DECLARED])
+def test_every_player_says_which_states_it_has(module, cls):
+    widget = getattr(importlib.import_module(module), cls)()
+    axes, _ = widget.frame_states()
+    said = " ".join(widget.frame_space_description())
+    for axis in axes:
+        assert axis.description in said, f"{cls}: the player never says which values of {axis.name} it has"
+
+
+def test_a_selection_slider_keeps_its_options_order():
+    w = _Square()
+    w.controls["size"] = widgets.SelectionSlider(options=[0.1, 1.0, 7.0, 70.0], value=7.0)
+    w.frame_space = lambda: [{"n": [2, 3]}, {"size": [0.1, 1.0, 7.0, 70.0], "big": [True]}]
+    w._compute = lambda n, big, size: n
+    axes, _ = w.frame_states()
+    assert axes[2].values == [0.1, 1.0, 7.0, 70.0]
+    assert w.frame_space_description() == ["n (2, 3)", "size (all 4), with big True"]
+
+
 class _Square(Explorer):
     def __init__(self, n: int = 2, big: bool = False) -> None:
         controls = {"n": widgets.IntSlider(value=n, min=0, max=9), "big": widgets.Checkbox(value=big)}

@@ -157,11 +157,15 @@ class JacobianExplorer(Explorer):
         }
         super().__init__(controls, explore, draw_jacobian, title="Jacobian explorer")
 
-    def frame_space(self) -> dict:
-        # The site's curated vectors v (the text box accepts anything): for 2, 3 and 4 outputs,
-        # so each function also shows the sentence a v of the wrong length gets.
-        return {"function": list(FUNCTIONS),
-                "v_text": ["1, 0", "0, 1", "1, 1", "1, 0, 0", "0, 0, 1", "1, 1, 1", "1, 1, 1, 1"]}
+    def frame_space(self) -> list[dict]:
+        # The site's curated vectors v (the text box accepts anything): for each function the one-hot and
+        # all-ones vectors of its own output size, and "1, 0" (the notebook's start) on every function, so
+        # that changing f alone always has a frame; for a function of 3 or 4 outputs that one frame is
+        # the sentence a v of the wrong length gets, the one error the site shows per function.
+        by_outputs = {2: ["1, 0", "0, 1", "1, 1"], 3: ["1, 0, 0", "0, 0, 1", "1, 1, 1"],
+                      4: ["1, 0, 0, 0", "0, 0, 0, 1", "1, 1, 1, 1"]}
+        return [{"function": list(FUNCTIONS), "v_text": ["1, 0"]}] + [
+            {"function": [name], "v_text": by_outputs[len(outputs)]} for name, (*_, outputs) in FUNCTIONS.items()]
 
 
 def static_jacobian_explorer() -> Figure:

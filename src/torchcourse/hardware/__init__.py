@@ -1,7 +1,11 @@
 """Simulators and widgets for chapter 4, AI hardware (``04-hardware``).
 
-- ``roofline``: this machine measured from PyTorch, published accelerators, the roofline explorer (4.1);
-- ``systolic``: a cycle-level weight-stationary systolic array and its animator (4.2);
+- ``roofline``: this machine measured from PyTorch, published accelerators, the roofline explorer,
+  performance per watt (4.1);
+- ``systolic``: a cycle-level weight-stationary systolic array and its animator, in any dataflow (4.2, 4.4);
+- ``dataflows``: output- and input-stationary arrays, SRAM reads per dataflow, im2col convolution (4.4);
+- ``tpu_memory``: TPU v1's weight stalls, its latency against batch size, the TPUs after it (4.4);
+- ``scalesim_reference``: SCALE-Sim 3.0.0's counts on the shapes the notebooks print (4.2, 4.4);
 - ``numerics``: int8 with scale and zero point, 16-bit fixed point, a piecewise-linear sigmoid (4.2, 4.3);
 - ``npu``: DianNao's NFU, ShiDianNao's neighbour reuse, PuDianNao's algorithms (4.3);
 - ``fixedpoint``: the fixed-point explorer (4.3).
@@ -15,7 +19,7 @@ BUDGETS = ChapterBudgets(
     widgets=[
         WidgetBudget("torchcourse.hardware.systolic", "SystolicAnimator",
                      {"cycle": [0, 5, 10, 15, 20, 25, 30, 40], "rows": [16], "cols": [16], "k": [16], "n": [16],
-                      "m": [16]}),
+                      "m": [16], "dataflow": ["ws", "os", "is"]}),
         WidgetBudget("torchcourse.hardware.roofline", "RooflineExplorer",
                      {"operation": ["matmul n x n x n", "add (n x n elements)",
                                     "conv2d 3x3, 64->64 channels, n x n image"],

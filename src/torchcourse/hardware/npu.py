@@ -111,8 +111,9 @@ def shidiannao_conv(image: torch.Tensor, kernel: torch.Tensor) -> ReuseCount:
     The kernel positions are visited in a snake order (left to right along a kernel row, then down,
     then right to left, ...). After each step, PE (i, j) needs the input its neighbour (on the
     right, on the left, or below) used in the previous step, so it takes it from that PE; only
-    inputs no PE held come from the buffer. The counts come from comparing, step by step, which
-    input each PE needs with which input each PE held.
+    inputs no PE held come from the buffer. This is the course's model: ShiDianNao itself shifts
+    data only leftwards and upwards and keeps older inputs in FIFOs for later reuse. The counts
+    come from comparing, step by step, which input each PE needs with which input each PE held.
     """
     h, w = image.shape
     kh, kw = kernel.shape

@@ -224,13 +224,13 @@ def _example(m: int, k: int) -> tuple[torch.Tensor, torch.Tensor]:
 
 
 def _whole_product_cycles(rows: int, cols: int, m: int, k: int, n: int) -> str:
-    """The three dataflows' cycles for the whole product, and which is fewest (the learner's choice)."""
+    """The three dataflows' utilisation for the whole product, and which takes the fewest cycles."""
     from torchcourse.hardware import dataflows  # imported here: dataflows builds on this module
 
-    counts = dataflows.compare_dataflows(m, k, n, rows, cols)
-    best = min(counts, key=lambda f: counts[f]["cycles"])
-    listed = ", ".join(f"{f.upper()} {c['cycles']}" for f, c in counts.items())
-    return f"Whole product, any size: {listed} cycles; fewest: {dataflows.DATAFLOWS[best]}."
+    shares = dataflows.compare_dataflows(m, k, n, rows, cols)
+    best = max(shares, key=lambda f: shares[f]["utilisation"])
+    listed = ", ".join(f"{f.upper()} {c['utilisation']:.0%}" for f, c in shares.items())
+    return f"Whole product, any size, PEs busy: {listed}; fewest cycles: {dataflows.DATAFLOWS[best]}."
 
 
 def _record(rows: int, cols: int, m: int, k: int, n: int, dataflow: str) -> tuple[int, list]:
@@ -338,11 +338,15 @@ class SystolicAnimator(Explorer):
         super().__init__(controls, systolic_frame, draw_frame, title="Systolic array animator")
 
     def frame_space(self) -> list[dict]:
-        # Every cycle of the default tile (4x4 array, M=5, K=4, N=4) in weight-stationary, other shapes at
-        # cycle 3, and the other two dataflows on a tile each can hold (4x4 array, M=K=N=4) every other cycle.
+        # Only tiles the array holds (a shape it cannot hold is a sentence, not a lesson): every cycle of the
+        # default tile (4x4 array, M=5, K=4, N=4) in weight-stationary; at cycle 3, larger arrays, other M and
+        # K on 4x4, and K and N up to 8 on 8x8; the three dataflows on a tile each can hold (4x4, M=K=N=4),
+        # the other two every third cycle. Each set shares a frame with the next, so one control moves at a time.
         return [{"cycle": range(12)},
-                {"rows": [2, 4, 8], "cols": [2, 4, 8], "cycle": [3]},
-                {"m": [1, 5, 16], "k": [2, 4, 8], "n": [4, 8], "cycle": [3]},
+                {"rows": [4, 8], "cols": [4, 8], "cycle": [3]},
+                {"m": [1, 5, 16], "k": [2, 4], "cycle": [3]},
+                {"rows": [8], "cols": [8], "k": [2, 4, 8], "n": [4, 8], "cycle": [3]},
+                {"dataflow": ["ws", "os", "is"], "m": [4], "cycle": [3]},
                 {"dataflow": ["os", "is"], "m": [4], "cycle": [0, 3, 6, 9]}]
 
 
@@ -365,8 +369,12 @@ def static_dataflow_strip(size: int = 4, cycle: int = 4) -> Figure:
     animator in ``04-dataflows-and-memory``."""
     fig = Figure(figsize=(10.5, 3.8))
     axes = fig.subplots(1, 3)
+    moves = {"ws": "a \u2192, \u03a3 \u2193, weights stay", "os": "a \u2192, w \u2193, \u03a3 stays",
+             "is": "w \u2192, \u03a3 \u2193, inputs stay"}
     for ax, flow in zip(axes, ["ws", "os", "is"]):
         draw_frame(systolic_frame(size, size, size, size, size, cycle, flow), ax=ax)
+        ax.texts[-1].remove()                       # one caption for the strip, below; the moves in the title
+        ax.set_title(f"{flow.upper()}: {moves[flow]}", fontsize=9)
     fig.suptitle(f"Stream cycle {cycle + 1} of a {size}x{size} tile, M = K = N = {size}: weight-, output- and "
                  "input-stationary; colour: the sum each PE passes down or holds; grey: idle",
                  fontsize=9, y=0.02, va="bottom")

@@ -3,7 +3,8 @@
 - ``costs``: link figures with sources, transfer and collective cost models, ZeRO memory;
 - ``split``: pipeline, tensor and data parallelism over simulated devices, DataParallel's steps on CPU;
 - ``ring``: ring all-reduce simulated over N ranks and run for real with ``torch.distributed``;
-- ``launch`` and ``ddp_train``: a real ``torchrun`` DDP job over ``gloo``, streamed into a notebook;
+- ``launch``, ``ddp_train`` and ``ddp_practice``: real ``torchrun`` DDP jobs over ``gloo`` (or ``nccl``, chosen by
+  ``devices``), streamed into a notebook: training, checkpoints, restarts, ``no_sync``, ``Join``;
 - ``thread_ranks``: a real ``gloo`` group whose ranks are threads of one process (the graded DDP step);
 - widgets: ``planner`` (parallelism planner), ``ringanim`` (ring all-reduce animator),
   ``timeline`` (DDP timeline); ``redraw``: their figures, kept and redrawn in place.
@@ -18,7 +19,7 @@ WARM = ("torch._dynamo",)
 
 BUDGETS = ChapterBudgets(
     chapter="03-parallel",
-    notebook_s=30.0,
+    notebook_s=60.0,
     widgets=[
         WidgetBudget("torchcourse.parallel.planner", "ParallelismPlanner",
                      {"strategy": ["DataParallel", "DDP", "FSDP (ZeRO-3)", "pipeline", "tensor"],

@@ -38,8 +38,8 @@ LINKS = [
 #: port. 400 Gb/s per port is 50 GB/s each way; Llama 3's training cluster gave every GPU such a port
 #: (Grattafiori et al., "The Llama 3 Herd of Models", 2024: RoCE and InfiniBand fabrics, "400 Gbps
 #: interconnects between GPUs"; 8 GPUs per server joined by NVLink).
-INTER_NODE = Link("InfiniBand NDR / RoCE", 50.0, "400 Gb/s per GPU's network port, per direction",
-                  "NVIDIA ConnectX-7 (InfiniBand NDR, 400 Gb/s); Llama 3 paper, section 3.3.1")
+INTER_NODE = Link("InfiniBand/RoCE 400G", 50.0, "400 Gb/s per GPU's network port, per direction",
+                  "NVIDIA ConnectX-7 (InfiniBand NDR, 400 Gb/s); Grattafiori et al., The Llama 3 Herd of Models")
 
 
 def visible_devices(value: str | None, n_physical: int) -> list[int]:

@@ -1,6 +1,7 @@
 """The chapter's real distributed run: ``torchrun --nproc-per-node 2 -m torchcourse.parallel.ddp_train``.
 
-Used by ``chapters/03-parallel/03-ddp-for-real.ipynb`` (sections 2-5), launched through
+Used by ``chapters/03-parallel/03-ddp-for-real.ipynb`` (sections 2-3) and ``04-ddp-in-practice.ipynb``
+(sections 3-4), launched through
 ``torchcourse.parallel.launch``. Every process runs this file; ``torchrun`` tells each one who it is
 through environment variables (``RANK``, ``LOCAL_RANK``, ``WORLD_SIZE``, ``MASTER_ADDR``,
 ``MASTER_PORT``). ``--backend gloo`` runs it on the CPU; ``--backend nccl`` on one GPU per process
@@ -15,10 +16,12 @@ CUDA tensors. It
 3. trains a small model with ``DistributedDataParallel`` and a ``DistributedSampler`` (``set_epoch``
    every epoch), printing the loss of every epoch, then checks that every rank's parameters are equal to
    each other and to one process training on the whole batch;
-4. times a training step with 1 and with all processes (same global batch) next to a cost model;
+4. times a training step with 1 and with all processes (same global batch) next to a cost model, and, on the
+   CPU, the same step done as ``nn.DataParallel`` does it: one process, a replica and a thread per device;
 5. with ``--fsdp``, shards a model with ``fully_shard`` (FSDP2) and takes a step.
 
-Lines start with ``[rank r]``; rank 0 prints the summaries.
+``--skip-training`` leaves out 1-3, ``--skip-timing`` 4. Lines start with ``[rank r]``; rank 0 prints the
+summaries.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ import argparse
 import copy
 import os
 import sys
+import threading
 import time
 
 import torch
@@ -136,6 +140,35 @@ def train(rank: int, world: int, epochs: int, batch: int, lr: float, device: tor
         say(rank, f"final weights {[round(v, 4) for v in mine.tolist()]}")
 
 
+def dataparallel_step_time(model: nn.Module, x: torch.Tensor, n: int, steps: int) -> float:
+    """Median seconds of a step done as ``nn.DataParallel`` does it, on the CPU: in one process, copy the model
+    to ``n`` replicas, run each replica's forward and backward on its chunk of the batch in a thread of its own
+    (the threads share one interpreter and its GIL, released only inside PyTorch's kernels), then sum the
+    replicas' gradients into the model and step."""
+    opt = torch.optim.SGD(model.parameters(), lr=1e-3)
+    chunks = x.chunk(n)
+    times = []
+    for _ in range(steps):
+        t0 = time.perf_counter()
+        opt.zero_grad()
+        replicas = [copy.deepcopy(model) for _ in chunks]  # replicate: every step
+
+        def work(replica: nn.Module, chunk: torch.Tensor) -> None:
+            # each chunk's share of the whole batch's mean, so the summed gradients are the batch's
+            (replica(chunk).square().mean() * (len(chunk) / len(x))).backward()
+
+        threads = [threading.Thread(target=work, args=pair) for pair in zip(replicas, chunks)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        for p, *copies in zip(model.parameters(), *(r.parameters() for r in replicas)):
+            p.grad = torch.stack([c.grad for c in copies]).sum(0)  # reduce onto the model
+        opt.step()
+        times.append(time.perf_counter() - t0)
+    return sorted(times)[len(times) // 2]
+
+
 def timing(rank: int, world: int, steps: int, width: int, global_batch: int, device: torch.device,
            device_ids: list[int] | None = None) -> None:
     solo = dist.new_group([0])  # every rank must call new_group, even those not in it
@@ -171,6 +204,10 @@ def timing(rank: int, world: int, steps: int, width: int, global_batch: int, dev
     if rank == 0:
         say(rank, f"model {nbytes / 1e6:.2f} MB of float32 parameters, global batch {global_batch}")
         say(rank, f"measured step, 1 process : {1e3 * one:.1f} ms")
+        if device.type == "cpu":
+            threaded = dataparallel_step_time(copy.deepcopy(base), x, world, steps)
+            say(rank, f"measured step, DataParallel's way (1 process, {world} threads, model copied every step): "
+                      f"{1e3 * threaded:.1f} ms")
         say(rank, f"measured step, {world} processes: {1e3 * many:.1f} ms")
         say(rank, f"cost model: {1e3 * one:.1f} / {world} (compute split) + {1e3 * comm:.1f} "
                   f"(an all-reduce of the gradients, timed alone) = {1e3 * (one / world + comm):.1f} ms")
@@ -209,6 +246,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--global-batch", type=int, default=64)
     p.add_argument("--fsdp", action="store_true")
     p.add_argument("--skip-timing", action="store_true")
+    p.add_argument("--skip-training", action="store_true", help="no collectives, ring or training run")
     p.add_argument("--backend", choices=BACKENDS, default="auto",
                    help="gloo: the CPU; nccl: one GPU per process; auto: nccl if every process gets a GPU")
     args = p.parse_args(argv)
@@ -223,9 +261,10 @@ def main(argv: list[str] | None = None) -> None:
     say(rank, f"{dist.get_backend()} backend on {place.device}, pid {os.getpid()}, "
               + ", ".join(f"{k}={v}" for k, v in env.items()))
     try:
-        collectives(rank, world, place.device)
-        ring_check(rank, place.device)
-        train(rank, world, args.epochs, args.batch, args.lr, place.device, place.device_ids)
+        if not args.skip_training:
+            collectives(rank, world, place.device)
+            ring_check(rank, place.device)
+            train(rank, world, args.epochs, args.batch, args.lr, place.device, place.device_ids)
         if not args.skip_timing:
             timing(rank, world, args.steps, args.width, args.global_batch, place.device, place.device_ids)
         if args.fsdp:

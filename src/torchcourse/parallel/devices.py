@@ -1,7 +1,8 @@
 """Which backend and device a DDP process uses: ``gloo`` on the CPU, or ``nccl`` on its own GPU.
 
 Used by the chapter's launched scripts (``torchcourse.parallel.ddp_train`` and
-``torchcourse.parallel.ddp_practice``) and shown in ``chapters/03-parallel/03-ddp-for-real.ipynb``.
+``torchcourse.parallel.ddp_practice``) and shown in ``chapters/03-parallel/03-ddp-for-real.ipynb``
+(section 2, "The same script on GPUs").
 ``choose`` is a pure function of the request, the process's ``LOCAL_RANK`` and ``LOCAL_WORLD_SIZE`` and the
 number of visible GPUs, so every choice it makes can be tested on a machine without one. What changes on
 GPUs: ``nccl`` carries only CUDA tensors, so each process binds its own GPU (``torch.cuda.set_device``),
@@ -44,14 +45,19 @@ def choose(requested: str, local_rank: int, local_world_size: int, cuda_count: i
     enough = nccl_available and cuda_count >= local_world_size
     if requested == "nccl" and not enough:
         why = ("this PyTorch has no NCCL" if not nccl_available else
-               f"{local_world_size} processes on this machine need one GPU each, and {cuda_count} are visible")
+               f"{local_world_size} processes on this machine need one GPU each, and only {_gpus(cuda_count)} "
+               f"{'is' if cuda_count == 1 else 'are'} visible")
         raise ValueError(f"--backend nccl: {why}; use --backend gloo (the CPU) or start fewer processes")
     if requested == "nccl" or (requested == "auto" and enough):
         return Placement("nccl", torch.device("cuda", local_rank),
-                         f"nccl on cuda:{local_rank}: one GPU per process, {cuda_count} visible")
+                         f"nccl on cuda:{local_rank}: one GPU per process, {_gpus(cuda_count)} visible")
     why = "asked for" if requested == "gloo" else (
-        f"{cuda_count} GPUs for {local_world_size} processes" if nccl_available else "no NCCL in this build")
+        f"{_gpus(cuda_count)} for {local_world_size} processes" if nccl_available else "no NCCL in this build")
     return Placement("gloo", torch.device("cpu"), f"gloo on the CPU ({why})")
+
+
+def _gpus(n: int) -> str:
+    return f"{n} GPU" if n == 1 else f"{n} GPUs"
 
 
 def bind(placement: Placement) -> None:

@@ -1,6 +1,7 @@
 """Launch a script with ``torchrun`` from a notebook and stream its output into the cell.
 
-Used by ``chapters/03-parallel/03-ddp-for-real.ipynb`` (section 2, "A real DDP run"). The launch is
+Used by ``chapters/03-parallel/03-ddp-for-real.ipynb`` (section 2, "A real DDP run") and
+``04-ddp-in-practice.ipynb`` (sections 1 and 3). The launch is
 bounded in time, uses a free port (the rendezvous endpoint's port 0), runs in a process group of its own
 and is always reaped, even when the cell is interrupted. Where processes or loopback networking are
 not allowed (some sandboxes), it prints why and returns instead of raising.

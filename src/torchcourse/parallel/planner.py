@@ -288,14 +288,17 @@ class ParallelismPlanner(Explorer):
             "link": widgets.Dropdown(options=[lk.name for lk in LINKS], value=link, description="link"),
         }
         # One figure for the widget's life, redrawn in place at each change (see PlanFigure).
-        super().__init__(controls, plan, PlanFigure().draw, title="Parallelism planner (a model; see the docstring)")
+        super().__init__(controls, plan, PlanFigure().draw,
+                         title="Parallelism planner (a cost model, not a measurement)")
 
     def frame_space(self) -> list[dict]:
-        # Every strategy on 1 to 16 devices; model size, batch and link each varied for DDP and FSDP.
+        # Every strategy on 1 to 16 devices; model size for DataParallel (the notebook's start), DDP and FSDP;
+        # batch for DataParallel and DDP; the link where it sets the step time at 7B, batch 16, 4 devices:
+        # DataParallel and tensor parallelism (DDP hides its all-reduce behind compute there, on every link).
         return [{"strategy": STRATEGIES, "devices": [1, 4, 16]},
-                {"strategy": ["DDP", "FSDP (ZeRO-3)"], "params_b": [0.1, 1.0, 7.0, 13.0, 70.0]},
-                {"strategy": ["DDP", "FSDP (ZeRO-3)"], "batch": [1, 16, 64]},
-                {"strategy": ["DDP"], "link": [lk.name for lk in LINKS]}]
+                {"strategy": ["DataParallel", "DDP", "FSDP (ZeRO-3)"], "params_b": [0.1, 1.0, 7.0, 13.0, 70.0]},
+                {"strategy": ["DataParallel", "DDP"], "batch": [1, 16, 64]},
+                {"strategy": ["DataParallel", "tensor"], "link": [lk.name for lk in LINKS]}]
 
 
 def static_planner() -> Figure:

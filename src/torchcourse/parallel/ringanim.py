@@ -40,6 +40,7 @@ def ring_frame(ranks: int = 4, step: int = 0, numel: int = 1024, itemsize: int =
         return RingFrame(n, 0, "done", ((1,),) * max(n, 1), (),
                          "With one rank there is nothing to send: the tensor is already the sum.")
     total = 2 * (n - 1)
+    asked = step
     step = max(0, min(step, total))
     owners = [[{r} for _ in range(n)] for r in range(n)]   # which ranks' values each chunk holds
     bounds = chunk_bounds(numel, n)
@@ -65,7 +66,10 @@ def ring_frame(ranks: int = 4, step: int = 0, numel: int = 1024, itemsize: int =
         phase = "all-gather"
         text = f"All-gather step {step - n + 1} of {n - 1}: finished chunks are copied around the ring."
     per_rank = 2 * (n - 1) * numel * itemsize / n
-    text += f" Bytes per link so far: {max(link)} (of {per_rank:.0f} = 2(N-1)/N of {numel * itemsize} bytes)."
+    text += (f" Bytes on the busiest link so far: {max(link)}; a whole ring sends 2(N-1)/N of {numel * itemsize}"
+             f" = {per_rank:.0f} bytes per link on average (with unequal chunks some links carry a few more).")
+    if asked > total:
+        text += f" (The ring is done after {total} steps; step {asked} shows the end.)"
     return RingFrame(n, step, phase, counts, msgs, text)
 
 

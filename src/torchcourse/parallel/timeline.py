@@ -1,6 +1,6 @@
 """DDP timeline: bucketed gradient all-reduce overlapping backward, beside DataParallel's device-0 traffic.
 
-Used by ``chapters/03-parallel/03-ddp-for-real.ipynb`` (section 5, "The DDP timeline").
+Used by ``chapters/03-parallel/04-ddp-in-practice.ipynb`` (section 3, "The DDP timeline").
 
 core: ``timeline(buckets, devices)`` → ``Timeline`` (segments for DDP on one rank and for DataParallel, the
       step times, a sentence)
@@ -9,9 +9,11 @@ wrapper: ``DDPTimeline()``
 static stand-in: ``static_timeline()`` (one bucket versus four)
 
 A *model* in arbitrary time units: forward takes 1, backward 2 (spread evenly over the layers, last layer
-first), all-reducing all gradients takes ``comm`` (split evenly over the buckets), and the all-reduces run
-one after another on their own stream. DataParallel copies the model out before the forward pass and sums
-the gradients into device 0 after the backward pass, without overlap.
+first); ``comm`` is the time to send all the gradients (or the model, the same size) once over one link. DDP's
+ring all-reduce sends 2(N-1)/N of that from every device at once (split evenly over the buckets, run one after
+another on their own stream). DataParallel's device 0 sends the model to each of the N-1 replicas before the
+forward pass and receives N-1 gradients after the backward pass, one after another and without overlap
+(NCCL may pipeline DataParallel's copies through the other GPUs; this model does not).
 """
 
 from __future__ import annotations
@@ -49,9 +51,10 @@ class Timeline:
     message: str
 
 
-def timeline(buckets: int = 4, devices: int = 4, comm: float = 1.2) -> Timeline:
+def timeline(buckets: int = 4, devices: int = 4, comm: float = 0.8) -> Timeline:
     bars = [Bar("DDP compute", "forward", 0.0, FORWARD), Bar("DDP compute", "backward", FORWARD, FORWARD + BACKWARD)]
-    piece, t_comm = BACKWARD / buckets, comm / buckets
+    ring = comm * 2 * (devices - 1) / devices   # what each rank sends in a ring all-reduce, in time
+    piece, t_comm = BACKWARD / buckets, ring / buckets
     free = 0.0
     for b in range(buckets):
         ready = FORWARD + (b + 1) * piece        # bucket b's gradients are all computed
@@ -60,16 +63,16 @@ def timeline(buckets: int = 4, devices: int = 4, comm: float = 1.2) -> Timeline:
         bars.append(Bar("DDP all-reduce", "all-reduce", start, free))
     ddp_end = max(free, FORWARD + BACKWARD)
     bars.append(Bar("DDP compute", "optimizer", ddp_end, ddp_end + 0.2))
-    copy = comm / 2 * (devices - 1) / max(1, devices - 1)   # one model copy per replica, in parallel links
+    copy = comm * (devices - 1)                 # device 0 sends the model to each replica in turn
     bars += [Bar("DP device 0", "replicate", 0.0, copy),
              Bar("DP device 0", "forward", copy, copy + FORWARD),
              Bar("DP device 0", "backward", copy + FORWARD, copy + FORWARD + BACKWARD)]
-    reduce_end = copy + FORWARD + BACKWARD + comm / 2 * (devices - 1)
+    reduce_end = copy + FORWARD + BACKWARD + comm * (devices - 1)   # and receives each replica's gradients
     bars += [Bar("DP device 0", "reduce to device 0", copy + FORWARD + BACKWARD, reduce_end),
              Bar("DP device 0", "optimizer", reduce_end, reduce_end + 0.2)]
     ddp_step, dp_step = ddp_end + 0.2, reduce_end + 0.2
-    hidden = FORWARD + BACKWARD + comm + 0.2 - ddp_step
-    msg = (f"DDP with {buckets} bucket(s): step {ddp_step:.2f}; {hidden:.2f} of the {comm:.2f} of communication "
+    hidden = FORWARD + BACKWARD + ring + 0.2 - ddp_step
+    msg = (f"DDP with {buckets} bucket(s): step {ddp_step:.2f}; {hidden:.2f} of the {ring:.2f} of communication "
            f"hidden behind backward. DataParallel on {devices} devices: step {dp_step:.2f} (a model, in units "
            "of one forward pass).")
     return Timeline(buckets, devices, tuple(bars), ddp_step, dp_step, msg)

@@ -100,7 +100,8 @@ def test_frame_shows_the_simulator_state_and_messages():
     assert f.activations.shape == f.psums.shape == f.busy.shape == (4, 4)
     assert f.busy[0, 3] and f.busy[3, 0] and not f.busy[3, 3]
     assert "WS, stream cycle 4 of 11 (plus 4 load cycles)" in f.message
-    assert "WS 15, OS 20, IS 28 cycles; fewest: weight-stationary" in f.message   # OS: two tiles of 10
+    # 80 MACs over 16 PEs x 15, 20 and 28 cycles
+    assert "PEs busy: WS 33%, OS 25%, IS 18%; fewest cycles: weight-stationary" in f.message
     bad = systolic.systolic_frame(4, 4, 5, 9, 4, 0)
     assert "one tile" in bad.message
 

@@ -136,3 +136,26 @@ def test_a_crashed_rank_is_restarted_and_the_job_resumes_from_its_checkpoint(tmp
     line = next(ln for ln in ranks if "no sampler" in ln)
     assert "(10 samples, one counted twice)" in line
     assert (tmp_path / "checkpoint.pt").exists() and not (tmp_path / "checkpoint.tmp").exists()
+
+
+def test_dataparallel_way_takes_the_whole_batchs_step():
+    """The threaded DataParallel-style step the timing uses sums the replicas' gradients into the batch's."""
+    import copy
+
+    import torch
+    from torch import nn
+
+    from torchcourse.parallel.ddp_train import dataparallel_step_time
+
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(5, 7), nn.ReLU(), nn.Linear(7, 3)).double()
+    x = torch.randn(9, 5, dtype=torch.float64)
+    ref = copy.deepcopy(model)
+    opt = torch.optim.SGD(ref.parameters(), lr=1e-3)
+    for _ in range(2):
+        opt.zero_grad()
+        ref(x).square().mean().backward()
+        opt.step()
+    assert dataparallel_step_time(model, x, 3, steps=2) > 0
+    for p, q in zip(model.parameters(), ref.parameters()):
+        torch.testing.assert_close(p, q, rtol=1e-12, atol=1e-14)

@@ -20,7 +20,7 @@ def test_auto_gives_each_process_its_own_gpu_when_there_are_enough(local_rank):
 def test_auto_falls_back_to_gloo_on_the_cpu_with_fewer_gpus_than_processes(cuda_count):
     place = choose("auto", 1, local_world_size=4, cuda_count=cuda_count)
     assert (place.backend, place.device, place.device_ids) == ("gloo", torch.device("cpu"), None)
-    assert f"{cuda_count} GPUs for 4 processes" in place.reason
+    assert f"{cuda_count} GPU{'' if cuda_count == 1 else 's'} for 4 processes" in place.reason
 
 
 def test_auto_without_nccl_in_the_build_uses_gloo_even_with_gpus():
@@ -40,8 +40,8 @@ def test_nccl_with_one_gpu_per_process_uses_the_local_rank_not_the_global_rank()
 
 
 @pytest.mark.parametrize("cuda_count, nccl, words", [(1, True, "2 processes on this machine need one GPU each, "
-                                                                  "and 1 are visible"),
-                                                     (0, True, "and 0 are visible"),
+                                                                  "and only 1 GPU is visible"),
+                                                     (0, True, "and only 0 GPUs are visible"),
                                                      (2, False, "no NCCL")])
 def test_nccl_refuses_clearly_when_it_cannot_give_every_process_a_gpu(cuda_count, nccl, words):
     with pytest.raises(ValueError, match="--backend nccl") as info:

@@ -1,0 +1,94 @@
+"""One job's files and replies: the cells as the worker runs them (`split_cells`), the results file read back
+bounded (`parse_results`), the worker's notes on a job, and `Answered`, a job the worker has answered for.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from grader import limits
+from grader.limits import cap_outputs, parse_bounded, result_lines
+from grader.wire import CellResult, CellStatus, RawResult
+from torchcourse.contract import split_regions
+
+
+def _notes(notes) -> list[str]:
+    """The worker's notes on a job, bounded (the worker is trusted, but its reply is read like any line)."""
+    return [str(n)[:300] for n in notes[:10]] if type(notes) is list else []
+
+
+RECORD_OPENING = re.compile(rb'\{"w": (\d{1,9}), ')  # the worker's own opening of a cell's line (channel._record)
+
+
+def _unreadable_record(raw: bytes, n_cells: int) -> CellResult | None:
+    """A line of the worker's (it opens as `_record` writes one), within the bounds, that does not read as a
+    cell's result: not JSON, or a status or outputs no cell has. The worker passes a cell's result and emitted
+    values on as the child wrote them, and the child's own code writes only valid ones, so the bytes came from
+    a forged line with the cell's nonce. The cell is flagged (which also zeroes the checks after it), not
+    dropped with the flags its line held."""
+    opening = RECORD_OPENING.match(raw)
+    i = int(opening.group(1)) if opening else -1
+    if not 0 <= i < n_cells:
+        return None
+    return CellResult(i, CellStatus.UNFINISHED, [], emits=None,
+                      tampered=["the cell's results could not be read: a line with its nonce, not written by the "
+                                "grader, on the results channel"])
+
+
+def parse_results(path: Path, n_cells: int) -> dict[int, CellResult]:
+    """Per-cell lines the worker wrote (status ok, error, output_limit, or unfinished: a cell that did not
+    report but whose emitted values or tampering records arrived): size-capped, first line per cell kept; a
+    line of the worker's within the bounds that is not a cell's result becomes a flagged cell
+    (`_unreadable_record`); other lines that are not are dropped."""
+    cells: dict[int, CellResult] = {}
+    try:
+        with open(path, "rb") as f:
+            data = f.read(limits.RESULTS_BYTES)
+    except OSError:
+        return cells
+    for raw in result_lines(data):  # grader.limits: bounded in count and bytes before parsing (issue 17)
+        line, bounded = parse_bounded(raw)
+        cell = CellResult.parse(line, n_cells)
+        if cell is None and bounded:  # over a bound: dropped, as any such line
+            cell = _unreadable_record(raw, n_cells)
+        if cell is not None and cell.i not in cells:
+            cell.outputs = cap_outputs(cell.outputs)
+            cells[cell.i] = cell
+    return cells
+
+
+def split_cells(cells: list[str], watch) -> list[dict]:
+    """Each cell as the worker runs it: a checks cell (an index in `watch`) in two parts, its visible lines,
+    then its hidden block, which the worker runs apart, in a namespace of its own (and sends to the child
+    only once the visible part has run)."""
+    watched = set(watch)
+    out = []
+    for i, source in enumerate(cells):
+        if i not in watched:
+            out.append({"source": source, "hidden": None})
+            continue
+        regions = split_regions(source)
+        visible = "\n".join(line for kind, line in regions if kind in ("outside", "solution"))
+        hidden = "\n".join(line for kind, line in regions if kind == "hidden")
+        out.append({"source": visible, "hidden": hidden})
+    return out
+
+
+@dataclass
+class Answered:
+    """A job a worker has answered for (`SandboxWorker.dispatch`): its reply, or the result of the worker's
+    death, and the files `collect` reads and removes."""
+    outside: Path
+    results: Path
+    n_cells: int
+    preload_errors: list[str]
+    reply: dict = field(default_factory=dict)
+    died: RawResult | None = None
+
+    def remove(self) -> None:
+        shutil.rmtree(self.outside, ignore_errors=True)
+        self.results.unlink(missing_ok=True)
+
