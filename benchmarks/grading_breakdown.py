@@ -149,7 +149,7 @@ def _instrument(w, shell, log_path: str) -> None:
         hook, check, state = orig_guard(*a, **k)
         return timed("guard_hook", hook), timed("guard_checks", check), state
 
-    real_run_cell, real_hidden = shell.run_cell, w.child._run_hidden
+    real_run_cell, real_hidden = shell.run_cell, w.child.LearnerEnd.serve  # serving the checker's requests
 
     def cell_step(name, fn):
         """fn timed as `name`; after it, the moment it ended and the totals so far go to log_path."""
@@ -167,7 +167,7 @@ def _instrument(w, shell, log_path: str) -> None:
 
     # each replaced where it is looked up: the parent forks run_child, run_child calls the others
     w.parent.run_child = run_child
-    w.child._serve_cells, w.child.make_guard, w.child._run_hidden = serve, guard, hidden
+    w.child._serve_cells, w.child.make_guard, w.child.LearnerEnd.serve = serve, guard, hidden
     shell.run_cell = run_cell
     bb.FigureCanvasBase.print_figure = timed("figures", bb.FigureCanvasBase.print_figure)
     for name in ("stream", "display", "error"):

@@ -135,7 +135,9 @@ def learner_reason(line: CellResult | None, before_hidden: bool) -> str:
             if k < line.shown:
                 if before_hidden:
                     return f"{ename}: {evalue}"[:500]
-                return f"a visible check failed ({ename}); run this exercise's checks in your notebook to see why"
+                # an exception's class name is learner text too: quoted only as a short identifier
+                kind = ename if ename.isidentifier() and len(ename) <= 40 else "an error"
+                return f"a visible check failed ({kind}); run this exercise's checks in your notebook to see why"
             return "a graded check (with more cases than the visible ones) failed"
     return ""
 

@@ -81,7 +81,6 @@ class _Channel:
         self.result: bytes | None = None  # the cell's result, a JSON object as the child wrote it
         self.envelope = b"\0"
         self.ready = False
-        self.asks_hidden = False
 
     def start(self, nonce: str, tampered: list[str]) -> None:
         """From now on, lines belong to the cell of `nonce`, with `tampered` its flags so far. Lines the
@@ -90,7 +89,6 @@ class _Channel:
         self.nonce, self.emits, self.tampered, self.result = nonce, [], list(tampered), None
         self.envelope = b'{"n": "%s", "result": ' % nonce.encode()
         self.emit_envelope = b'{"n": "%s", "emit": ' % nonce.encode()
-        self.asks_hidden = False
         self.received = len(self.buf)
         self._drain()
 
@@ -143,8 +141,6 @@ class _Channel:
             return
         if "ready" in obj:
             self.ready = True
-        elif "visible_done" in obj:
-            self.asks_hidden = True
         elif "emit" in obj:  # carries the nonce, but not as the guard writes a value
             self.tampered.append("a malformed emitted value on the results channel")
         elif "tampered" in obj and type(obj["tampered"]) is list:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import sys
 import time
 
@@ -12,9 +13,14 @@ import numpy
 import torch
 
 from .base import torchcourse
+
+try:
+    from torchcourse.link import LearnerEnd, quiet_warnings
+except ImportError:  # reported by the parent as a missing course library
+    LearnerEnd = quiet_warnings = None
 from .confine import _capture_output, _confine, _huge_pages, _libc, _new_session
 from .guard import make_guard
-from .policy import CANONICAL, CELL_CAP, STREAM_CAP
+from .policy import CELL_CAP, STREAM_CAP
 from .shell import COLLECT, GradeShell, _Sink
 
 
@@ -59,24 +65,16 @@ def _enter_job_folder(jobdir: str) -> None:
     sys.stdin = open(os.devnull)
 
 
-def _canonical_names(grading) -> dict:
-    """The names a hidden block gets from the libraries, whatever the notebook bound to them."""
-    canonical = {name: sys.modules[mod] for name, mod in CANONICAL.items() if mod in sys.modules}
-    if grading is not None:
-        canonical.update({name: getattr(grading, name) for name in grading.__all__ if hasattr(grading, name)})
-    return canonical
-
-
-def run_child(shell: GradeShell, spec: dict, cmd: int, res: int, snap: dict) -> None:
+def run_child(shell: GradeShell, spec: dict, cmd: int, res: int, snap: dict, link: int) -> None:
     """Set up the sandboxed process, then run the cells the parent sends; never returns.
 
-    The parent sends ``{"seed", "nonce"}``, then ``{"cells": [{"i", "nonce", "source", "hidden"}, ...]}``:
-    a run of plain cells, or one checks cell alone (``hidden`` true: once its visible part has run, the child
-    asks for the hidden block and gets ``{"hidden": source}``), and at the end ``{"end": true}``. Every line
-    back carries the nonce of the cell it belongs to; ``shown`` in a cell's result counts the outputs made
-    before any hidden code arrived."""
+    The parent sends ``{"seed", "nonce"}`` (a seed of this job's own, not the grading seed, which only the
+    checker holds), then ``{"cells": [{"i", "nonce", "source"}, ...]}``: a run of plain cells, or one
+    checks cell alone (``serve`` true: the child runs none of it, but answers the checker's requests on the
+    link, `link`, until the checker says the cell is done), and at the end ``{"end": true}``. Every line
+    back carries the nonce of the cell it belongs to."""
     _new_session(spec)
-    raw_reader = _capture_output(spec, keep={cmd, res})
+    raw_reader = _capture_output(spec, keep={cmd, res, link})
     buf = bytearray()
     setup = _read_message(cmd, buf)  # the seed comes down the pipe: no file the job could read or replace
     _confine(spec)
@@ -84,46 +82,44 @@ def run_child(shell: GradeShell, spec: dict, cmd: int, res: int, snap: dict) -> 
     _seed_everything(int(setup["seed"]))
     shell.user_ns["__name__"] = "__main__"
     grading = sys.modules.get("torchcourse.grading")
-    canonical = _canonical_names(grading)
-    hook, check, state = make_guard(shell, snap, res, grading, canonical)
+    hook, check, state = make_guard(shell, snap, res, grading)
     state["nonce"] = setup["nonce"]
     sys.addaudithook(hook)  # from here on, every audited event passes the guard; it cannot be removed
     signal.signal(signal.SIGINT, signal.default_int_handler)
     os.write(res, (json.dumps({"n": setup["nonce"], "ready": True}) + "\n").encode())
-    _serve_cells(shell, cmd, res, buf, raw_reader, state, check, canonical)
+    _serve_cells(shell, cmd, res, buf, raw_reader, state, check, link)
 
 
 def _serve_cells(shell: GradeShell, cmd: int, res: int, buf: bytearray, raw_reader: int, state: dict, check,
-                 canonical: dict) -> None:
+                 link_fd: int) -> None:
     """Run each cell the parent sends and report it; exits the process at the end. Called before any
     learner code runs: everything the loop uses is bound to a local here, because learner code can rebind
     this module's globals."""
     read_message, dumps, write, monotonic, fflush, read, exit_ = _read_message, json.dumps, os.write, \
         time.monotonic, _libc.fflush, os.read, os._exit
-    collect, run_cell, user_ns, hidden_defs, run_hidden = COLLECT, shell.run_cell, shell.user_ns, {}, _run_hidden
+    collect, run_cell, user_ns = COLLECT, shell.run_cell, shell.user_ns
+    learner_end = LearnerEnd(socket.socket(fileno=link_fd), user_ns)
 
     def serve_cell(msg: dict) -> bool:
-        """Run one cell and report it; False when the parent has gone."""
+        """Run one cell, or serve the checker through a checks cell, and report it; False when the parent
+        has gone."""
         state["nonce"] = msg["nonce"]
-        hidden = msg.get("hidden")
+        serving = msg.get("serve")
         collect.reset()
         started = monotonic()
-        if hidden:
+        if serving:
             check("before the checks cell")
-        try:
-            ok = bool(run_cell(msg["source"], store_history=True).success)
-        except BaseException as exc:  # run_cell catches nearly everything; record what slips through
-            collect.error(type(exc).__name__, str(exc), [])
-            ok = False
-        shown = len(collect.outputs)  # what the cell showed before any hidden code was in this process
-        if hidden and ok:
-            write(res, (dumps({"n": msg["nonce"], "visible_done": True}) + "\n").encode())
-            part = read_message(cmd, buf)  # the hidden block is sent only now
-            if part is None:
-                return False
-            ok = run_hidden(part["hidden"], msg["nonce"], state, check, collect, user_ns, hidden_defs, canonical)
-        if hidden:
+            learner_end.serve(quiet_warnings)
             check("after the checks cell")
+            shell.execution_count += 1  # the cell counts as run here, as it does in a notebook
+            ok = True
+        else:
+            try:
+                ok = bool(run_cell(msg["source"], store_history=True).success)
+            except BaseException as exc:  # run_cell catches nearly everything; record what slips through
+                collect.error(type(exc).__name__, str(exc), [])
+                ok = False
+        shown = len(collect.outputs)
         fflush(None)
         chunk = read(raw_reader, STREAM_CAP + 1)
         while read(raw_reader, 1 << 20):  # skip, but keep the offset moving
@@ -147,32 +143,6 @@ def _serve_cells(shell: GradeShell, cmd: int, res: int, buf: bytearray, raw_read
         if not all(serve_cell(msg) for msg in batch["cells"]):
             break
     exit_(0)
-
-
-def _run_hidden(source: str, nonce: str, state: dict, check, collect, user_ns: dict, hidden_defs: dict,
-                canonical: dict) -> bool:
-    """Run a checks cell's hidden block in a namespace of its own: the notebook's names (with the libraries
-    restored where the notebook rebound them) plus what earlier hidden blocks defined. Learner functions
-    see their own globals, not the hidden block's variables; no IPython hook or transformer applies."""
-    name = f"<hidden-checks-{nonce}>"
-    state["hidden"].add(name)
-    check("before the hidden checks")
-    ns = dict(user_ns)
-    ns.update({k: v for k, v in hidden_defs.items() if k not in user_ns})
-    ns.update({k: v for k, v in canonical.items() if k in ns})
-    state["ns"] = ns
-    try:
-        exec(compile(source, name, "exec"), ns)
-        ok = True
-    except BaseException as exc:  # a failing check is data; so is an interrupt
-        collect.error(type(exc).__name__, str(exc)[:STREAM_CAP], [])
-        ok = False
-    finally:
-        state["ns"] = None
-    for key, value in ns.items():
-        if key not in user_ns or user_ns[key] is not value:
-            hidden_defs[key] = value
-    return ok
 
 
 def settle() -> None:

@@ -17,17 +17,14 @@ from IPython.core.interactiveshell import InteractiveShell
 from .policy import ALWAYS, CANONICAL, CODE_ATTRS, FRAME_ATTRS, GUARDED, LEARNER, LIBRARY_NAMES, WATCHED
 from .shell import GradeShell, _Collector, _Hook, _Publisher, _Sink
 
-# Learner code shares this process. What decides a score must not be forgeable from it, so:
-# * values a hidden check emits reach the parent through an audit hook (PEP 578: it cannot be removed
-#   once added), written at once on an inherited pipe with a per-cell nonce the parent chose;
-# * the same hook records tampering the moment it happens (frame and traceback introspection, trace and
-#   profile functions, gc walks, ctypes, reading process memory, writes to library classes), before the
-#   learner's code can use what it would get;
-# * at every boundary of a checks cell and at every emitted value, identities of the library functions
-#   the checks use, the notebook's names for them, torch's mode stacks and trace functions are compared
-#   with a snapshot taken before any learner code ran.
-# The hook and the checks are closures: nothing a learner can reach by name holds them. What is watched and
-# which events count are rows of policy.py (WATCHED, CANONICAL, ALWAYS, LEARNER, GUARDED).
+# Advice, not protection. No verdict depends on this process any more: checks cells run in the checker
+# (checker.py), which reaches learner code only through plain-data requests, and only the checker's emitted
+# values are judged. What stays here flags plain patching early, for the instructor: an audit hook (PEP 578)
+# records frame and traceback introspection, trace and profile functions, gc walks, ctypes, reading process
+# memory and writes to library classes from notebook code, and at each checks cell the identities of the
+# libraries' functions, the notebook's names for them, torch's mode stacks and trace functions are compared
+# with a snapshot taken before any learner code ran. Learner code shares this process and can get round any
+# of it; that only loses it the flag. What is watched and which events count are rows of policy.py.
 
 # What IPython itself swaps while a cell runs (its builtin and display traps): not tampering.
 TRAPPED = frozenset({"builtins.exit", "builtins.quit", "builtins.get_ipython", "builtins.display",
@@ -95,7 +92,7 @@ def _snapshot() -> dict:
     return snap
 
 
-def make_guard(shell: GradeShell, snap: dict, fd: int, grading, canonical: dict):
+def make_guard(shell: GradeShell, snap: dict, fd: int, grading):
     """(audit hook, check, state): the hook records events and emitted values on `fd`; `check(where)`
     compares the process with `snap`; `state` holds the current nonce and the hidden checks' file names."""
     state = {"nonce": "", "hidden": set(), "busy": set()}
@@ -176,10 +173,6 @@ def make_guard(shell: GradeShell, snap: dict, fd: int, grading, canonical: dict)
                 found += wrong
             elif now_ns is not None:
                 notebook_clean[0] = now_ns
-        ns = state.get("ns")  # a running hidden block's namespace: reachable through a function it passed on
-        if ns is not None:
-            found += [f"the hidden block's name {k!r} rebound" for k, v in canonical.items()
-                      if k in ns and ns[k] is not v]
         if fn_len() or dispatch_len():
             found.append("a torch function or dispatch mode is active")
         if gettrace() is not None or getprofile() is not None:

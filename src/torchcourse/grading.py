@@ -21,10 +21,11 @@ import numpy as np
 import torch
 
 from torchcourse.contract import ATOL, EMIT_MIME, RTOL, plain_difference, strides_match, type_name
+from torchcourse.link import Remote
 
-__all__ = ["DEFAULT_SEED", "EMIT_MIME", "CheckFailed", "attempt", "call", "check", "emit", "expect_close",
+__all__ = ["DEFAULT_SEED", "EMIT_MIME", "CheckFailed", "attempt", "beside", "call", "check", "emit", "expect_close",
            "expect_equal", "expect_no_error", "expect_raises", "expect_tensor", "expect_true", "expect_unchanged",
-           "fresh", "get_seed", "rng", "set_seed", "shares_storage", "to_plain", "torch_generator"]
+           "fresh", "get_seed", "global_rng_moved", "rng", "set_seed", "shares_storage", "to_plain", "torch_generator"]
 
 #: The course seed used when nobody chose another: a learner's self-check is repeatable.
 DEFAULT_SEED = 20240917
@@ -178,6 +179,53 @@ def _quiet() -> Iterator[None]:
         yield
 
 
+def _remote_among(values: Any, depth: int = 0) -> Remote | None:
+    if isinstance(values, Remote):
+        return values
+    if depth < 4 and type(values) in (list, tuple):
+        return next((r for v in values if (r := _remote_among(v, depth + 1)) is not None), None)
+    if depth < 4 and type(values) is dict:
+        return _remote_among(list(values.values()), depth + 1)
+    return None
+
+
+_rng_moved = [False]
+
+
+def global_rng_moved() -> bool:
+    """Whether the last ``call`` or ``attempt`` moved torch's global random generator, in the process the
+    learner's code ran in (under the grader, the learner's process measures it around the call itself)."""
+    return _rng_moved[0]
+
+
+def _invoke(fn: Callable, args: tuple, kwargs: dict) -> Any:
+    # Under the grader, learner objects are `link.Remote`s in the checker: a library function given one runs
+    # where the object lives, in the learner's process (a function that takes a callback calls it there).
+    remote = fn if isinstance(fn, Remote) else _remote_among([args, kwargs])
+    if remote is not None:
+        try:
+            return remote._link.call(fn, args, kwargs)
+        finally:
+            _rng_moved[0] = remote._link.last_moved
+    before = torch.default_generator.get_state()
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        _rng_moved[0] = not torch.equal(before, torch.default_generator.get_state())
+
+
+def beside(answer: Any, make: Callable, *args: Any, **kwargs: Any) -> Any:
+    """What ``make(*args, **kwargs)`` returns, made where ``answer`` (a learner's function or class) runs.
+
+    For a check that gives learner code an object it changes (a model, an optimizer) or that is more than
+    its values (a tensor with its autograd graph): in a notebook this is ``make(...)`` itself; under the
+    grader it is made in the learner's process, and the checks get a handle whose every use is a request
+    to that process (reading ``model.weight`` after a step reads the learner's model)."""
+    if isinstance(answer, Remote):
+        return answer._link.call(make, args, kwargs, keep=True)
+    return make(*args, **kwargs)
+
+
 def call(fn: Callable, *args: Any, **kwargs: Any) -> Any:
     """Call learner code; an exception becomes ``{"error": "Type: message"}`` for ``emit``.
 
@@ -185,7 +233,7 @@ def call(fn: Callable, *args: Any, **kwargs: Any) -> Any:
     learner (and ``python -m grader check``) should read "not answered yet", not a wrong answer."""
     try:
         with _quiet():
-            return fn(*args, **kwargs)
+            return _invoke(fn, args, kwargs)
     except NotImplementedError:  # the release's unanswered stub: "not answered yet", not a wrong answer
         raise
     except Exception as exc:  # the learner's mistake is data here, not a crash
@@ -201,7 +249,7 @@ def attempt(fn: Callable, *args: Any, **kwargs: Any) -> Any:
     check of its type and message). ``NotImplementedError`` passes through, as in ``call``."""
     try:
         with _quiet():
-            return fn(*args, **kwargs)
+            return _invoke(fn, args, kwargs)
     except NotImplementedError:
         raise
     except Exception as exc:  # the learner's exception is data here, not a crash

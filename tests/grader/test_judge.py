@@ -264,3 +264,14 @@ def test_the_judge_and_the_kernels_checks_accept_and_refuse_the_same_values():
             kernel = False
         judged = _judge([emit_output("ex", "a", _tensor(got))], [("a", _tensor(want), {"rtol": rtol, "atol": 0.0})])
         assert (judged.status == "passed") == kernel, (got, rtol)
+
+
+def test_a_learner_chosen_exception_name_is_quoted_only_as_a_short_identifier():
+    from grader.judge import learner_reason
+    from tests.helpers.tiny import cell
+
+    smuggled = "case0_x_is_3_2_and_the_answer_is_" + "7" * 60
+    for ename, shown in [(smuggled, "(an error)"), ("seed: 1234", "(an error)"), ("ValueError", "(ValueError)")]:
+        result = cell(0, outputs=[error_output(ename, "whatever it says")], status="error", shown=1)
+        reason = learner_reason(result, before_hidden=False)
+        assert shown in reason and "whatever" not in reason, reason

@@ -51,14 +51,13 @@ NOISE = ("def noise(n, seed):\n    ### BEGIN SOLUTION\n"
          "    ### END SOLUTION")
 NOISE_TEST = '''expect_equal(tuple(noise(3, 1).shape), (3,), call="noise(3, 1).shape")
 ### BEGIN HIDDEN TESTS
-from torchcourse.grading import emit, rng
+from torchcourse.grading import emit, global_rng_moved, rng
 
 r = rng("ig-noise")
 for case in range(3):
     n, seed = int(r.integers(1, 5)), int(r.integers(0, 1000))
-    state = torch.get_rng_state()
     got = call(noise, n, seed)
-    untouched = bool(torch.equal(state, torch.get_rng_state()))
+    untouched = not global_rng_moved()
     emit("ig-noise", f"case{case}", got)
     emit("ig-noise", f"case{case}-untouched", untouched)
     expect_true(untouched, "noise must not touch the global generator")
@@ -251,6 +250,72 @@ ATTACKS["forged-channel-dup"] = ATTACKS["forged-channel"].replace(
     "for fd in range(3, 40):", "dups = []\nfor fd in range(3, 40):\n    try:\n        dups.append(os.dup(fd))\n"
     "    except OSError:\n        pass\nfor fd in dups:")
 
+# The routes a red team found into the grader's old in-process checks, each with wrong answers: the checks now
+# run in the checker, which reaches learner code only through plain data, so none of them reaches a verdict.
+WRONG_HALF = "def half(n):\n    return n / 3\n"
+WRONG = WRONG_VIEW + WRONG_NOISE + WRONG_HALF
+ROUTES = {
+    "route-audit-hook": WRONG + '''import sys
+def _rewrite(event, args):
+    if event == "torchcourse.emit" and args and isinstance(args[0], dict):
+        args[0]["value"] = True
+sys.addaudithook(_rewrite)
+''',
+    "route-planted-compile": WRONG + '''import builtins, sys
+_compile = builtins.compile
+def _lenient(source, *a, **k):
+    if isinstance(source, str):
+        for check in ("expect_true(", "expect_close(", "expect_equal("):
+            source = source.replace(check, "(lambda *a, **k: None)(")
+    return _compile(source, *a, **k)
+builtins.compile = _lenient
+for name in list(sys.modules):
+    if name.startswith("inside"):
+        sys.modules[name].compile = _lenient
+''',
+    "route-helpers-rebound": WRONG + '''import torchcourse.grading as _g
+shares_storage = lambda a, b: True
+expect_true = expect_equal = expect_close = lambda *a, **k: None
+_g.expect_true = _g.expect_close = _g.expect_equal = lambda *a, **k: None
+_g.shares_storage = lambda a, b: True
+_g.global_rng_moved = lambda: False
+''',
+    "route-instance-attributes": '''def flat_view(t):
+    r = t.reshape(-1).clone()
+    r.untyped_storage, r.storage_offset, r.data_ptr = t.untyped_storage, t.storage_offset, t.data_ptr
+    return r
+''' + WRONG_NOISE + WRONG_HALF,
+    "route-library-state": WRONG + '''torch.UntypedStorage.data_ptr = lambda self: 4096
+torch.Generator.get_state = lambda self: torch.zeros(5056, dtype=torch.uint8)
+torch.get_rng_state = lambda: torch.zeros(5056, dtype=torch.uint8)
+''',
+    "route-aten-kernel": WRONG + '''_lib = torch.library.Library("aten", "IMPL")
+_lib.impl("equal", lambda a, b: True, "CPU")
+''',
+    "route-link-flood": WRONG + '''import json, os, socket, stat, struct
+for fd in range(3, 64):
+    try:
+        if stat.S_ISSOCK(os.fstat(fd).st_mode):
+            s = socket.socket(fileno=os.dup(fd))
+            s.setblocking(False)
+            data = json.dumps({"result": True, "moved": False}).encode()
+            for _ in range(20):
+                s.send(struct.pack("<Q", len(data)) + data)
+    except OSError:
+        pass
+''',
+    "route-link-bombs": '''def flat_view(t):
+    return torch.zeros(1, dtype=t.dtype).expand(10**9)
+def half(n):
+    v = n / 2
+    for _ in range(200):
+        v = [v]
+    return v
+def noise(n, seed):
+    raise type("E" * 100_000, (ValueError,), {})("x" * 1_000_000)
+''',
+}
+
 # Leaks: learner code that prints what it can find, base64-encoded, and raises it from hidden calls.
 LEAK = '''import base64
 from torchcourse.grading import get_seed
@@ -334,6 +399,8 @@ def _students() -> dict[str, nbformat.NotebookNode]:
     out["forged-results-file"] = _submission({"ig-view-answer": WRONG_VIEW, "ig-noise-answer": WRONG_NOISE,
                                               "ig-dims-answer": RIGHT["ig-dims-answer"] + FORGED_FILE})
     out["leak"] = _submission({"ig-view-answer": LEAK})
+    for name, code in ROUTES.items():
+        out[name] = _submission({"ig-view-answer": code, "ig-noise-answer": "pass\n", "ig-half-answer": "pass\n"})
     for name, (gid, code) in TYPES.items():
         out[name] = _submission({gid: code})
     return out
@@ -407,6 +474,14 @@ def test_tampering_scores_zero_and_is_flagged(graded, student):
     assert scores["ig-view"] == scores["ig-noise"] == 0, json.dumps(record["exercises"], indent=1)
     tampered = [e for e in record["exercises"] if e["status"] == "tampered"]
     assert tampered and any("tampered" in f for f in record["flags"]), record["flags"]
+
+
+@pytest.mark.parametrize("student", list(ROUTES))
+def test_a_route_into_the_learners_process_reaches_no_verdict(graded, student):
+    course, records = graded
+    scores = _scores(records[student])
+    # ig-dims, answered right, may score 0 too: a route the guard notices flags every exercise from there on
+    assert scores["ig-view"] == scores["ig-noise"] == scores["ig-half"] == 0, json.dumps(records[student], indent=1)
 
 
 def test_a_forged_results_file_counts_for_nothing(graded):

@@ -11,7 +11,9 @@ full, that one exactly its points lost) and the untouched release (0).
 from __future__ import annotations
 
 import csv
+import html
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -54,7 +56,32 @@ def course_grader_round(root: Path, chapter: str, workers: int = 2) -> dict:
     lost = {e["grade_id"] for e in records["onewrong"]["exercises"] if e["score"] < e["max_points"]}
     assert lost == set(first.values()), records["onewrong"]["exercises"]
     assert records["onewrong"]["score"] == total - sum(points[g] for g in first.values())
+    _every_page_written(root, chapter, names, ("solution", "untouched", "onewrong"))
     return records
+
+
+def _every_page_written(root: Path, chapter: str, names: list[str], students) -> None:
+    """`python -m grader feedback` writes every notebook's page for every student, and no page carries a line
+    that only a hidden block has (a line of 40 characters or more that no other region of a solution has:
+    a learner's own answer may well share a line with a hidden block)."""
+    from grader.course import Course
+    from grader.feedback import feedback
+    from torchcourse.contract import cell_source, region_lines, secret_lines
+
+    written = set(feedback(Course(root), chapter))
+    public, hidden = set(), set()
+    for sol in (root / "solutions" / chapter).glob("*.ipynb"):
+        cells = [cell_source(c) for c in nbformat.read(str(sol), as_version=4).cells]
+        inside, outside = region_lines(cells, {"hidden"})
+        public |= outside | secret_lines(cells, kinds={"solution"})
+        hidden |= {line for line in inside if len(line) >= 40}
+    hidden -= public
+    for student in students:
+        for name in names:
+            page = root / "feedback" / student / chapter / f"{name}.html"
+            assert page in written, f"no feedback page {page.relative_to(root)}"
+            text = html.unescape(re.sub(r"<[^>]+>", "", page.read_text(encoding="utf-8")))
+            assert not hidden & {line.strip() for line in text.splitlines()}, page
 
 
 def exchange_round(tmp: Path, root: Path, chapter: str) -> None:

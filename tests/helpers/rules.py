@@ -8,8 +8,10 @@ rules hold; every problem is one sentence naming the notebook and the cell.
 from __future__ import annotations
 
 import ast
+import builtins
 import json
 import re
+import symtable
 from pathlib import Path
 
 import yaml
@@ -82,6 +84,8 @@ def notebook_problems(path: Path) -> list[str]:
             if not re.search(rf"emit\(\s*['\"]{re.escape(slug)}['\"]", hidden):
                 problems.append(f"{_where(path, i)}: the hidden block of {slug} emits no value for {slug!r}")
             problems += [f"{_where(path, i)}: {slug}: {p}" for p in comparison_problems(hidden)]
+        names = _answer_names(cells[: i])
+        problems += [f"{_where(path, i)}: {slug}: {p}" for p in free_name_problems(src, names)]
         task, answer = by_id.get(f"{slug}-task"), by_id.get(f"{slug}-answer")
         if task is None or cells[task].get("cell_type") != "markdown" or not nbgrader_meta(cells[task]).get("locked"):
             problems.append(f"{_where(path, i)}: {slug} has no locked markdown task cell {slug}-task")
@@ -99,6 +103,46 @@ def notebook_problems(path: Path) -> list[str]:
             if not (r_meta.get("solution") and r_meta.get("grade")) or not 0 <= r_meta.get("points", -1) <= 2:
                 problems.append(f"{_where(path, reflection)}: {slug}-reflection must be manually graded, 0-2 points")
     return problems
+
+
+def _answer_names(cells: list) -> set[str]:
+    """What the answer cells before a checks cell define at their top level: the learner's answers."""
+    names: set[str] = set()
+    for cell in cells:
+        if not is_answer_cell(cell):
+            continue
+        try:
+            table = symtable.symtable(cell_source(cell), "answer", "exec")
+        except SyntaxError:
+            continue
+        names |= {sym.get_name() for sym in table.get_symbols() if sym.is_assigned() or sym.is_imported()}
+    return names
+
+
+def free_name_problems(source: str, answers: set[str]) -> list[str]:
+    """A checks cell (visible part and hidden block) runs in the grader's checker, where a name the cell does
+    not define, import or take from the libraries comes from the learner's process: only the learner's
+    answers may (a lesson's helper, redefined by the learner, would decide the check)."""
+    from grader.inside.policy import CANONICAL
+    from torchcourse import grading
+
+    try:
+        top = symtable.symtable(source, "checks", "exec")
+    except SyntaxError as exc:
+        return [f"the checks cell does not parse: {exc}"]
+    own = {sym.get_name() for sym in top.get_symbols() if sym.is_assigned() or sym.is_imported()}
+    read: set[str] = set()
+    tables = [top]
+    while tables:
+        table = tables.pop()
+        tables += table.get_children()
+        for sym in table.get_symbols():
+            if sym.is_referenced() and (sym.is_global() or table is top) and not sym.is_assigned() \
+                    and not sym.is_imported():
+                read.add(sym.get_name())
+    allowed = own | answers | set(CANONICAL) | set(grading.__all__) | set(dir(builtins))
+    return [f"reads {name!r}, which is neither its own, a library's nor a learner's answer"
+            for name in sorted(read - allowed)]
 
 
 def _keyword(call: ast.Call, name: str, default):

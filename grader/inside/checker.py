@@ -1,0 +1,162 @@
+"""The job's checker: the process that runs each checks cell, and never runs learner code.
+
+Forked from the warm worker before the learner's child, it holds what the learner's process never does: the
+grading seed and the checks cells' source, visible and hidden. For each checks cell the worker sends, it runs
+the cell's code in a namespace of its own, where every name the cell does not define itself (the learner's
+answers) is fetched from the learner's process over the link (`torchcourse.link`): plain data comes back as
+data, anything else as a `Remote` whose every use is a plain-data request. What it emits is collected by its
+own audit hook and sent to the worker with the cell's outputs and status; the worker writes them as the
+cell's result. Nothing it computes depends on an object, frame, hook or module of the learner's process.
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import hashlib
+import io
+import json
+import os
+import random
+import signal
+import socket
+import sys
+
+import numpy
+import torch
+
+from .base import torchcourse
+from .confine import PR_SET_PDEATHSIG, _libc
+from .policy import CANONICAL, STREAM_CAP
+
+_BUILTINS = frozenset(dir(builtins))
+
+
+class _Namespace(dict):
+    """A checks cell's globals: the checker's own names first, then the learner's answers, fetched on first
+    use (a dict subclass: CPython looks globals up through ``__getitem__``, and so ``__missing__``)."""
+
+    def __init__(self, base: dict) -> None:
+        super().__init__(base)
+        self.link = None
+        self.fetched: set[str] = set()
+
+    def __missing__(self, name: str):
+        if name in _BUILTINS or self.link is None or name.startswith("__"):
+            raise KeyError(name)
+        try:
+            value = self.link.fetch(name)
+        except NameError:
+            raise KeyError(name) from None
+        self[name] = value
+        self.fetched.add(name)
+        return value
+
+    def forget_fetched(self) -> None:
+        """A new checks cell reads the learner's answers as they are now."""
+        for name in self.fetched:
+            self.pop(name, None)
+        self.fetched.clear()
+
+
+def _seed(seed: int) -> None:
+    """The checker's random state and the course seed (hidden cases are drawn from it), as the learner's
+    process got them before checks moved out of it."""
+    def derived(what: str, bits: int) -> int:
+        return int.from_bytes(hashlib.sha256(f"{seed}:{what}".encode()).digest()[:8], "little") % 2**bits
+
+    random.seed(derived("random", 63))
+    numpy.random.seed(derived("numpy", 32))
+    torch.default_generator.manual_seed(derived("torch", 63))
+    torchcourse.grading.set_seed(seed, secret=True)
+
+
+def _read_line(fd: int, buf: bytearray) -> dict | None:
+    while b"\n" not in buf:
+        chunk = os.read(fd, 1 << 16)
+        if not chunk:
+            return None
+        buf += chunk
+    line, _, rest = bytes(buf).partition(b"\n")
+    buf[:] = rest
+    return json.loads(line)
+
+
+def _stream(name: str, text: str) -> dict:
+    if len(text) > STREAM_CAP:
+        text = text[:STREAM_CAP] + "\n[output truncated]\n"
+    return {"output_type": "stream", "name": name, "text": text}
+
+
+def _error(exc: BaseException) -> dict:
+    return {"output_type": "error", "ename": type(exc).__name__, "evalue": str(exc)[:STREAM_CAP], "traceback": []}
+
+
+def run_part(source: str, filename: str, ns: dict, outputs: list) -> bool:
+    """Run one part of a checks cell; its prints and error (if any) go to `outputs`."""
+    out, err = io.StringIO(), io.StringIO()
+    ok = True
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            exec(compile(source, filename, "exec"), ns)
+        except BaseException as exc:  # a failing check is data; so is an interrupt or a broken link
+            error = exc
+            ok = False
+    for name, buf in (("stdout", out), ("stderr", err)):
+        if buf.getvalue():
+            outputs.append(_stream(name, buf.getvalue()))
+    if not ok:
+        outputs.append(_error(error))
+    return ok
+
+
+def run_checker(cmd: int, res: int, sock: socket.socket) -> None:
+    """The checker's loop; never returns. The worker sends ``{"seed"}``, then ``{"i", "source", "hidden"}``
+    for each checks cell (while the learner's child serves the link), and closes the pipe at the end."""
+    _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    os.setsid()
+    from torchcourse import grading
+    from torchcourse.link import CheckerLink
+
+    emitted: list = []
+
+    def hook(event: str, args: tuple) -> None:
+        if event == "torchcourse.emit" and args and type(args[0]) is dict:
+            emitted.append(args[0])
+
+    sys.addaudithook(hook)
+    buf = bytearray()
+    setup = _read_line(cmd, buf)
+    if setup is None:
+        os._exit(0)
+    _seed(int(setup["seed"]))
+    canonical = {name: sys.modules[mod] for name, mod in CANONICAL.items() if mod in sys.modules}
+    canonical.update({name: getattr(grading, name) for name in grading.__all__ if hasattr(grading, name)})
+    ns = _Namespace({"__name__": "__main__", "__builtins__": builtins, **canonical})
+    link = CheckerLink(sock)
+    ns.link = link
+    while (msg := _read_line(cmd, buf)) is not None:
+        ns.forget_fetched()
+        emitted.clear()
+        outputs: list = []
+        ok = run_part(msg["source"], f"<checks-{msg['i']}>", ns, outputs)
+        shown = len(outputs)
+        if ok and msg.get("hidden"):
+            ok = run_part(msg["hidden"], f"<hidden-checks-{msg['i']}>", ns, outputs)
+        try:
+            link.end()
+        except OSError:
+            pass
+        emits = []
+        for record in emitted:
+            try:
+                emits.append(json.dumps(record, allow_nan=False))
+            except (TypeError, ValueError):
+                emits.append(json.dumps({"slug": str(record.get("slug")), "name": str(record.get("name")),
+                                         "value": {"error": "a value that could not be written"}}))
+        line = {"i": msg["i"], "status": "ok" if ok else "error", "outputs": outputs, "shown": shown,
+                "emits": emits, "calls": link.calls}
+        data = (json.dumps(line, default=repr) + "\n").encode()
+        while data:
+            data = data[os.write(res, data):]
+    os._exit(0)
