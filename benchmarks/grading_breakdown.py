@@ -245,7 +245,7 @@ def _inner_command(task: dict, tmp: str, name: str = "inner") -> tuple[list[str]
     src.write_text(json.dumps(task))
     sys.path.insert(0, str(REPO))
     from grader.course import Course
-    from grader.sandbox import _worker_env
+    from grader.worker_start import _worker_env
 
     folder = Path(task["folder"])  # solutions/<chapter>: the worker preloads what the grader's would
     preload = Course(folder.parents[1]).library_modules(folder.name)

@@ -116,7 +116,7 @@ def facilities() -> Facilities:
     netns = bool(bwrap) or root or _userns_works()
     if not netns:
         missing.append("no network namespace: learner code can reach the network")
-    cgroups = root and (all(_cgroup_dir(c) is not None for c in ("memory", "pids"))
+    cgroups = root and (all(cgroup_v1_dir(c) is not None for c in ("memory", "pids"))
                         or hostlimits.delegated_parent() is not None)
     if not cgroups:
         missing.append("no writable cgroup memory and pids controllers (cgroup v2 delegated to this process, "
@@ -136,7 +136,7 @@ def facilities() -> Facilities:
                       missing=missing)
 
 
-def _cgroup_dir(controller: str) -> Path | None:
+def cgroup_v1_dir(controller: str) -> Path | None:
     """This process's own cgroup (v1) for `controller`, when this process may create cgroups below it."""
     base = Path("/sys/fs/cgroup") / controller
     if not (base / "cgroup.procs").exists():

@@ -1,9 +1,12 @@
-"""One job's files and replies: the cells as the worker runs them (`split_cells`), the results file read back
-bounded (`parse_results`), the worker's notes on a job, and `Answered`, a job the worker has answered for.
+"""One job's files and replies: its folder as the worker reads it (`write_job`, the cells split by
+`split_cells`), the results file read back bounded (`parse_results`), and `Answered`, a job the worker has
+answered for, whose `result()` is what the job reported.
 """
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import shutil
 from dataclasses import dataclass, field
@@ -11,7 +14,7 @@ from pathlib import Path
 
 from grader import limits
 from grader.limits import cap_outputs, parse_bounded, result_lines
-from grader.wire import CellResult, CellStatus, RawResult
+from grader.wire import CellResult, CellStatus, RawResult, RunStatus
 from torchcourse.contract import split_regions
 
 
@@ -49,7 +52,7 @@ def parse_results(path: Path, n_cells: int) -> dict[int, CellResult]:
             data = f.read(limits.RESULTS_BYTES)
     except OSError:
         return cells
-    for raw in result_lines(data):  # grader.limits: bounded in count and bytes before parsing (issue 17)
+    for raw in result_lines(data):  # grader.limits: bounded in count and bytes before parsing
         line, bounded = parse_bounded(raw)
         cell = CellResult.parse(line, n_cells)
         if cell is None and bounded:  # over a bound: dropped, as any such line
@@ -77,6 +80,20 @@ def split_cells(cells: list[str], watch) -> list[dict]:
     return out
 
 
+def write_job(outside: Path, cells: list[str], seed: int, watch, files: dict[str, bytes] | None,
+              uid: int | None) -> None:
+    """The job's folder as the worker reads it: job.json (root's only), the chapter's data files beside it (a
+    name that is a path, or one of the job's own files, is skipped), all of it the job's uid's when it has one."""
+    (outside / "job.json").write_text(json.dumps({"cells": split_cells(cells, watch), "seed": seed}))
+    os.chmod(outside / "job.json", 0o600)
+    for fname, data in (files or {}).items():
+        if "/" not in fname and fname not in ("job.json", "results.jsonl", "raw.out", ".", ".."):
+            (outside / fname).write_bytes(data)
+            os.chmod(outside / fname, 0o644)
+    if uid is not None:
+        os.chown(outside, uid, uid)
+
+
 @dataclass
 class Answered:
     """A job a worker has answered for (`SandboxWorker.dispatch`): its reply, or the result of the worker's
@@ -87,6 +104,14 @@ class Answered:
     preload_errors: list[str]
     reply: dict = field(default_factory=dict)
     died: RawResult | None = None
+
+    def result(self) -> RawResult:
+        """What the job reported: the worker's reply, and each cell's line read from the results file."""
+        reply = self.reply
+        cells_done = parse_results(self.results, self.n_cells)
+        return RawResult(RunStatus.parse(reply.get("status")), cells_done, reply.get("seconds", 0.0),
+                         reply.get("code"), reply.get("signal"), reply.get("error", ""),
+                         self.preload_errors, _notes(reply.get("notes")))
 
     def remove(self) -> None:
         shutil.rmtree(self.outside, ignore_errors=True)

@@ -23,20 +23,19 @@ import random
 import select
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 import warnings
 from pathlib import Path
 
-from grader import hostlimits, worker_start
+from grader import hostlimits
 from grader.course import LIBRARY_MODULE
 from grader.facilities import SandboxWarning, facilities, warn_missing
 from grader.inside.channel import descendants
 from grader.inside.policy import Limits
-from grader.job import Answered, _notes, parse_results, split_cells
+from grader.job import Answered, parse_results, split_cells, write_job
 from grader.wire import RawResult, RunStatus
-from grader.worker_start import INSIDE_WORKER, Cgroups, _bwrap_command, _remove_stale_jobs, _worker_env
+from grader.worker_start import Cgroups, remove_stale_jobs, start_worker
 
 # Imported from here by other modules and tests: the sandbox's public face.
 __all__ = ["Limits", "RawResult", "SandboxWarning", "SandboxWorker", "facilities", "parse_results", "preload_errors",
@@ -69,7 +68,7 @@ class SandboxWorker:
         # The course library's modules the worker imports before any job (all of them when empty).
         self.preload = self.preload_of(preload)
         self.fac = facilities()
-        _remove_stale_jobs()
+        remove_stale_jobs()
         self.jobs_root = Path(tempfile.mkdtemp(prefix=f"torchcourse-jobs-{os.getpid()}-"))
         os.chmod(self.jobs_root, 0o711)
         # A uid of our own per worker: RLIMIT_NPROC counts per uid, and cleanup kills every process of it.
@@ -95,21 +94,8 @@ class SandboxWorker:
         self.wait_ready()
 
     def spawn(self) -> None:
-        """Start the worker process, from the spawner thread (see `_Spawner`), whichever thread asks."""
-        python = str(Path(sys.prefix).resolve() / "bin" / "python")
-        worker_env = _worker_env(self.preload, self.cpu)
-        if self.fac.bwrap:
-            cmd = _bwrap_command(self.fac.bwrap, self.jobs_root)
-            for k, v in worker_env.items():
-                cmd += ["--setenv", k, v]
-            cmd += [python, "-I", INSIDE_WORKER]
-            env = None
-        else:
-            cmd, env = [python, "-I", str(worker_start.WORKER)], worker_env
-            env["MPLCONFIGDIR"] = str(self.jobs_root) + ".mpl"
-            env["IPYTHONDIR"] = str(self.jobs_root) + ".ipython"
-        self.proc = worker_start._SPAWNER.popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log,
-                                                env=env, cwd=self.jobs_root, bufsize=0)
+        """Start the worker process (`worker_start.start_worker`); `wait_ready` waits for its ready line."""
+        self.proc = start_worker(self.fac.bwrap, self.jobs_root, self.preload, self.cpu, self.log)
         self.pending = b""  # what was read of the worker's stdout beyond the last whole line
 
     def wait_ready(self) -> None:
@@ -193,8 +179,8 @@ class SandboxWorker:
     def dispatch(self, cells: list[str], seed: int, watch: list[int] = (), files: dict[str, bytes] | None = None
                  ) -> Answered:
         """`run`'s first half: the job runs and the worker answers. The worker is free for the next job when
-        this returns; `collect` reads and removes what this job left (a pool does that while the next runs:
-        it was 1.6 ms a job the worker waited)."""
+        this returns; `collect` reads and removes what this job left (a pool does that while the next runs,
+        so the worker does not wait for it)."""
         if not self.alive():
             self.start()
         self.counter += 1
@@ -204,14 +190,7 @@ class SandboxWorker:
         results = self.jobs_root / f"{name}.results.jsonl"  # the worker's (root's), outside the job's folder
         answered = Answered(outside, results, len(cells), list(self.preload_errors))
         try:
-            (outside / "job.json").write_text(json.dumps({"cells": split_cells(cells, watch), "seed": seed}))
-            os.chmod(outside / "job.json", 0o600)
-            for fname, data in (files or {}).items():
-                if "/" not in fname and fname not in ("job.json", "results.jsonl", "raw.out", ".", ".."):
-                    (outside / fname).write_bytes(data)
-                    os.chmod(outside / fname, 0o644)
-            if self.uid is not None:
-                os.chown(outside, self.uid, self.uid)
+            write_job(outside, cells, seed, watch, files, self.uid)
             inside = f"/jobs/{name}" if self.fac.bwrap else str(outside)
             spec = {"id": name, "dir": inside, "results": f"/jobs/{results.name}" if self.fac.bwrap else str(results),
                     "uid": self.uid, "gid": self.uid,
@@ -236,13 +215,7 @@ class SandboxWorker:
     def collect(self, answered: Answered) -> RawResult:
         """`run`'s second half: what the job reported, read from its results file; its files removed."""
         try:
-            if answered.died is not None:
-                return answered.died
-            reply = answered.reply
-            cells_done = parse_results(answered.results, answered.n_cells)
-            return RawResult(RunStatus.parse(reply.get("status")), cells_done, reply.get("seconds", 0.0),
-                             reply.get("code"), reply.get("signal"), reply.get("error", ""),
-                             answered.preload_errors, _notes(reply.get("notes")))
+            return answered.died if answered.died is not None else answered.result()
         finally:
             answered.remove()
 

@@ -15,7 +15,7 @@ from concurrent.futures import Future
 from pathlib import Path
 
 from grader import hostlimits
-from grader.facilities import _cgroup_dir
+from grader.facilities import cgroup_v1_dir
 from grader.inside import policy
 from grader.inside.channel import descendants
 from grader.inside.policy import Limits
@@ -24,7 +24,7 @@ WORKER = Path(__file__).with_name("inside")  # the worker's package, run as `pyt
 INSIDE_WORKER = policy.INSIDE_WORKER
 
 
-def _remove_stale_jobs() -> None:
+def remove_stale_jobs() -> None:
     """Job folders left by a grader that was killed (the pid in their name is gone): remove them."""
     for d in Path(tempfile.gettempdir()).glob("torchcourse-jobs-*-*"):
         pid = d.name.split("-")[2]
@@ -54,7 +54,7 @@ class Cgroups:
         mem, pids = (limits.mem_mb + policy.CGROUP_HEADROOM_MB) * 2**20, limits.nproc + policy.CGROUP_HEADROOM_PIDS
         settings = {"memory": {"memory.limit_in_bytes": str(mem)}, "pids": {"pids.max": str(pids)}}
         for controller, values in settings.items():
-            parent = _cgroup_dir(controller)
+            parent = cgroup_v1_dir(controller)
             if parent is None:
                 continue
             _remove_stale(parent)
@@ -176,3 +176,24 @@ class _Spawner:
 
 _SPAWNER = _Spawner()
 os.register_at_fork(after_in_child=lambda: globals().update(_SPAWNER=_Spawner()))  # threads do not fork
+
+
+def start_worker(bwrap: str | None, jobs_root: Path, preload: tuple[str, ...], cpu: int | None,
+                 log) -> subprocess.Popen:
+    """Start the worker process, from the spawner thread (see `_Spawner`), whichever thread asks: inside
+    bubblewrap when `bwrap` is given, else as a plain child whose matplotlib and IPython folders sit beside
+    `jobs_root` (the worker's owner removes them); its stderr goes to `log`."""
+    python = str(Path(sys.prefix).resolve() / "bin" / "python")
+    worker_env = _worker_env(preload, cpu)
+    if bwrap:
+        cmd = _bwrap_command(bwrap, jobs_root)
+        for k, v in worker_env.items():
+            cmd += ["--setenv", k, v]
+        cmd += [python, "-I", INSIDE_WORKER]
+        env = None
+    else:
+        cmd, env = [python, "-I", str(WORKER)], worker_env
+        env["MPLCONFIGDIR"] = str(jobs_root) + ".mpl"
+        env["IPYTHONDIR"] = str(jobs_root) + ".ipython"
+    return _SPAWNER.popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
+                          env=env, cwd=jobs_root, bufsize=0)
