@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader import limits
+from grader.inside.policy import JOB_FILES
 from grader.limits import cap_outputs, parse_bounded, result_lines
 from grader.wire import CellResult, CellStatus, RawResult, RunStatus
 from torchcourse.contract import split_regions
@@ -87,7 +88,7 @@ def write_job(outside: Path, cells: list[str], seed: int, watch, files: dict[str
     (outside / "job.json").write_text(json.dumps({"cells": split_cells(cells, watch), "seed": seed}))
     os.chmod(outside / "job.json", 0o600)
     for fname, data in (files or {}).items():
-        if "/" not in fname and fname not in ("job.json", "results.jsonl", "raw.out", ".", ".."):
+        if "/" not in fname and fname not in (*JOB_FILES, ".", ".."):
             (outside / fname).write_bytes(data)
             os.chmod(outside / fname, 0o644)
     if uid is not None:

@@ -9,7 +9,7 @@ import os
 import resource
 import signal
 
-from .policy import SECCOMP_DENIED, SECCOMP_ONLY_WITH_FLAGS, SYSCALLS
+from .policy import JOB_FILES, SECCOMP_DENIED, SECCOMP_ONLY_WITH_FLAGS, SYSCALLS
 
 CLONE_NEWNET = 0x40000000
 CLONE_NEWNS = 0x00020000
@@ -119,7 +119,7 @@ def _fresh_job_space(jobdir: str, tmp_mb: int, uid: int | None, gid: int | None)
     # The chapter's data files the grader put beside the cells (job.json is the worker's, raw.out the output's).
     data = {}
     for entry in os.scandir(jobdir):
-        if entry.name not in ("job.json", "raw.out") and entry.is_file(follow_symlinks=False):
+        if entry.name not in JOB_FILES and entry.is_file(follow_symlinks=False):
             with open(entry.path, "rb") as f:
                 data[entry.name] = f.read()
     _mount("tmpfs", jobdir, "tmpfs", MS_NOSUID | MS_NODEV, f"size={tmp_mb}m,nr_inodes=65536,mode=0755")

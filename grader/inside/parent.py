@@ -128,7 +128,7 @@ class _JobRun:
         _send(self.cmd_w, {"seed": secrets.randbits(63), "nonce": nonce})
         return self.wait(True, None)
 
-    def wait(self, until_ready: bool, cell_timeout: float | None, checks: "_CheckerReport | None" = None) -> str:
+    def wait(self, until_ready: bool, cell_timeout: float | None, checks: _CheckerReport | None = None) -> str:
         """Read the channel until the child is ready or the cell's result arrives (for a checks cell, and the
         checker's report); or why not. The clock is the worker's: a line the child writes cannot stop it."""
         chan, pid, start, budget = self.chan, self.pid, self.start, self.spec["budget"]

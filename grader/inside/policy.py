@@ -4,8 +4,8 @@ worker loads it before, and without, the course library.
 
 A new restriction is a row here, and a test: `tests/grader/test_policy.py` checks the seccomp filter and the
 bubblewrap command against these tables with no process started, `tests/grading/test_policy_in_a_job.py`
-makes every refused call in a real job. The code that applies each table (`grader/sandbox.py` for the binds
-and the cgroups, `confine.py` for the rlimits and seccomp, `guard.py` for the audited events) reads it.
+makes every refused call in a real job. The code that applies each table (`grader/worker_start.py` for the
+binds and the cgroups, `confine.py` for the rlimits and seccomp, `guard.py` for the audited events) reads it.
 """
 
 from __future__ import annotations
@@ -79,6 +79,11 @@ class Bind:
     kind: str
     size_mb: int = 0
 
+
+# What the worker itself puts in a job's folder: the cells (job.json, root's, read and deleted by the worker
+# once the job's processes are forked) and the job's C-level output (raw.out). A chapter's data file may take
+# neither name.
+JOB_FILES = ("job.json", "raw.out")
 
 INSIDE_WORKER = "/opt/torchcourse-grader/inside"  # where the worker's package is bound, and run from
 JOBS = "/jobs"

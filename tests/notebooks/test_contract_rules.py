@@ -51,7 +51,8 @@ def test_a_hidden_blocks_checks_and_emits_must_judge_alike():
 def test_a_checks_cell_reads_only_its_own_names_the_libraries_and_the_answers():
     from tests.helpers.rules import free_name_problems
 
-    own = ("from torchcourse.grading import call\nx = torch.ones(2)\n\n\ndef helper(v):\n    return call(answer, v)\n\n\n"
+    own = ("from torchcourse.grading import call\nx = torch.ones(2)\n\n\n"
+           "def helper(v):\n    return call(answer, v)\n\n\n"
            "helper(x)\ntry:\n    pass\nexcept ValueError as err:\n    print(err, [k for k in range(2)])\n")
     assert free_name_problems(own, {"answer"}) == []
     assert free_name_problems("call(answer, mse)\n", {"answer"}) == [
