@@ -49,7 +49,9 @@ AUTH=${AUTH:-pam}
 HOME_BASE=${HOME_BASE:-/home}
 START=${START:-1}
 GROUP=torchcourse
-COURSE_ID=torchcourse
+# nbgrader's course id: its one definition is grader/course.py's COURSE_ID
+COURSE_ID=$(sed -n 's/^COURSE_ID = "\([a-z0-9_-]*\)"$/\1/p' "$REPO/grader/course.py")
+[ -n "$COURSE_ID" ] || { echo "setup-class.sh: no COURSE_ID in $REPO/grader/course.py" >&2; exit 2; }
 SUBMISSION_MAX_MB=${SUBMISSION_MAX_MB:-100}
 SUBMISSION_FILES=${SUBMISSION_FILES:-10000}
 INBOUND_QUOTA_MB=${INBOUND_QUOTA_MB:-500}

@@ -37,10 +37,10 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from grader.course import COURSE_ID
 from tests.helpers.course import FIXTURES, REPO, grade_points, submission
 
 CH = "01-tensors"
-COURSE_ID = "torchcourse"
 BASE_PYTHON = "/usr/bin/python3.11"
 # The grading fixture's two-notebook chapter stands in for the real chapter 1 in the instructor's course
 # (same id): the class machinery is under test here, and grading it takes seconds, not minutes.
