@@ -110,6 +110,8 @@ def _autograde(args, course: Course) -> int:
         print(f"{chapter}: graded {len(records)} submissions ({flagged} flagged; `python -m grader report` lists why)")
         if args.timings and records.timings:
             print(f"{chapter}: timings " + " ".join(f"{k}={v:.3f}s" for k, v in records.timings.items()))
+        for student, why in sorted(records.graded_in_part.items()):
+            print(f"{chapter}: WARNING: {one_line(student)}: {one_line(why)}", file=sys.stderr)
         missing = records.not_recorded
         if missing:
             worst = 1

@@ -4,8 +4,10 @@ A student is finished when their record (`autograded/<student>/<chapter>/.torchc
 is written, after the gradebook commit (an earlier record of theirs is removed before their autograded
 notebooks and gradebook rows change); a rerun after the grader was killed skips finished
 students whose submission has not changed, so nothing is lost or graded twice. A job that failed
-for a grader-side reason is retried once; if it fails again the record says so (`grader_errors`,
-a flag), the student counts as not recorded (`autograde` exits 1) and a plain rerun regrades them.
+for a grader-side reason is retried once; if it fails again the student is recorded with what could be graded,
+and the record says why the rest could not (`grader_errors`, a flag). A submission that kills its worker every
+time is then recorded, with its reason, instead of failing every run; a plain rerun still tries it again, in
+case the failure was the machine's.
 """
 
 from __future__ import annotations
@@ -33,12 +35,14 @@ from grader.wire import JobKey
 
 class Outcome(dict):
     """What `autograde` did: student -> record (`GradeRecord.to_dict()`) for every student graded now, plus
-    `not_recorded` (student -> why no record was written) and `warnings` (for the instructor: modules of
-    the course library the sandbox could not import, ...)."""
+    `not_recorded` (student -> why no record was written), `graded_in_part` (student -> why part of the
+    submission could not be graded, after one retry: recorded, flagged) and `warnings` (for the instructor:
+    modules of the course library the sandbox could not import, ...)."""
 
     def __init__(self) -> None:
         super().__init__()
         self.not_recorded: dict[str, str] = {}
+        self.graded_in_part: dict[str, str] = {}
         self.warnings: list[str] = []
         # seconds: "start_up" (workers warm, gradebook ready) and "grading" (the solutions, run alongside the
         # first submissions, and the submissions); within grading, "cells" (the submissions' cells as the
@@ -57,8 +61,8 @@ class Outcome(dict):
             record = self[student] = make()
             if record.get("grader_errors"):
                 why = "; ".join(f"{nb}.ipynb: {e}" for nb, e in record["grader_errors"].items())
-                self.not_recorded[student] = (f"graded only in part, after one retry, because of a grader-side "
-                                              f"failure ({why}); the record is flagged and a plain rerun regrades it")
+                self.graded_in_part[student] = (f"graded only in part, after one retry, because of a grader-side "
+                                                f"failure ({why}); the record is flagged and a plain rerun regrades it")
         except Exception as exc:
             # one line: SQLAlchemy's messages go on with the SQL and a link
             why = f"{type(exc).__name__}: {exc}".strip().splitlines()[0]

@@ -56,6 +56,8 @@ def course(tmp_path, gradebook_template, monkeypatch):
 
 
 def test_a_dead_worker_is_retried_once_then_recorded_flagged_and_regraded(course, monkeypatch, cli, capsys):
+    # A submission that kills its worker on every attempt (a subprocess holding gigabytes of socket buffers,
+    # say) is recorded with its reason after one retry: the batch goes on and the command exits 0.
     monkeypatch.setattr(DyingPool, "dies", {"ann": 1, "bob": 2})
     first = autograde(course, CHAPTER, progress=False, seed=1)
     assert sorted(first) == ["ann", "bob", "cat"]
@@ -63,13 +65,14 @@ def test_a_dead_worker_is_retried_once_then_recorded_flagged_and_regraded(course
     assert first["ann"]["grader_errors"] == {} and not [f for f in first["ann"]["flags"] if "grader-side" in f]
     assert first["bob"]["grader_errors"] == {"nb": "worker_died: the sandbox worker stopped: Killed"}
     assert [f for f in first["bob"]["flags"] if "grader-side failure" in f and "retried once" in f]
-    assert list(first.not_recorded) == ["bob"]
+    assert first.not_recorded == {} and list(first.graded_in_part) == ["bob"]
     # Every attempt's time is in the run's timings: the solution's, ann's and cat's jobs and three dead workers.
     assert first.timings["jobs"] == pytest.approx(3 * 0.1 + 3 * 0.5)
-    # The command line says so with its exit code; a plain rerun regrades bob only (his submission is unchanged).
+    # The command line warns, and exits 0: bob is recorded. A plain rerun regrades bob only (his submission is
+    # unchanged), in case the failure was the machine's.
     monkeypatch.setattr(DyingPool, "dies", {"bob": 2})
-    assert cli(["--root", str(course.root), "autograde"]) == 1
-    assert "bob: graded only in part" in capsys.readouterr().err
+    assert cli(["--root", str(course.root), "autograde"]) == 0
+    assert "WARNING: bob: graded only in part" in capsys.readouterr().err
     monkeypatch.setattr(DyingPool, "attempts", [])
     second = autograde(course, CHAPTER, progress=False, seed=1)
     assert sorted(second) == ["bob"] and [a for a in DyingPool.attempts if a] == ["bob"] and not second.not_recorded
@@ -88,6 +91,6 @@ def test_a_notebook_the_grader_could_not_prepare_is_its_fault_not_the_learners(c
     first = autograde(course, CHAPTER, progress=False, seed=1)
     assert first["cat"]["grader_errors"] == {"nb": "could not be prepared (OSError: [Errno 5] Input/output error)"}
     assert "nb.ipynb: could not be prepared (OSError: [Errno 5] Input/output error)" in first["cat"]["flags"]
-    assert list(first.not_recorded) == ["cat"]
+    assert first.not_recorded == {} and list(first.graded_in_part) == ["cat"]
     monkeypatch.setattr(autograde_mod, "sanitise", real)
     assert sorted(autograde(course, CHAPTER, progress=False, seed=1)) == ["cat"]
