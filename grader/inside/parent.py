@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
 import math
 import os
@@ -9,7 +10,9 @@ import secrets
 import select
 import signal
 import socket
+import struct
 import sys
+import termios
 import time
 
 from .channel import _Channel, _channel_holders, _record
@@ -28,6 +31,15 @@ def _send(fd: int, obj: dict) -> bool:
     except OSError:
         return False
     return True
+
+
+def _unread(fd: int) -> int:
+    """Bytes sent on the pipe `fd` (our write end) that the child has not read yet (FIONREAD works on either
+    end of a pipe): only the child's own read empties it."""
+    try:
+        return struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"))[0]
+    except OSError:
+        return 0
 
 
 def _split(cell: dict) -> tuple[str, str | None]:
@@ -153,6 +165,11 @@ class _JobRun:
                 if now >= start + budget:
                     return "budget"
                 if cell_timeout is not None and interrupted_at is None:
+                    if _unread(self.cmd_w):
+                        # The child never read this cell: a cell before it was still running when a result
+                        # line (forged: it carried that cell's nonce) said it had ended.
+                        chan.tampered.append("a cell's result came before the cell had ended (the next cell was "
+                                             "never read)")
                     os.kill(pid, signal.SIGINT)  # like Jupyter: a loop in one cell costs only that cell
                     interrupted_at = now
                     continue

@@ -49,3 +49,29 @@ def test_each_cell_of_a_batch_keeps_its_own_limit_result_and_flags():
     assert {i for i, c in raw.cells.items() if c.tampered} == {3}
     assert raw.cells[3].tampered == ["data not written by the grader on the results channel"]
     assert [raw.cells[i].execution_count for i in sorted(raw.cells)] == list(range(1, len(cells) + 1))
+
+
+# Ends its own cell (cell 1) early: a result line with the cell's real nonce (read from the guard's state among
+# the child's objects), written on every pipe the job holds (the results channel is one of them), then it goes
+# on running.
+EARLY = ("import gc, json, os, time\n"
+         "state = next(o for o in gc.get_objects() if type(o) is dict and 'nonce' in o and 'busy' in o)\n"
+         "line = (json.dumps({'n': state['nonce'], 'result': {'i': 1, 'status': 'ok', 'outputs': []}}) + '\\n')\n"
+         "for fd in map(int, os.listdir('/proc/self/fd')):\n"
+         "    try:\n        if os.readlink(f'/proc/self/fd/{fd}').startswith('pipe:'):\n"
+         "            os.write(fd, line.encode())\n"
+         "    except OSError:\n        pass\n"
+         "time.sleep(30)")
+
+
+def test_a_cell_that_says_it_ended_while_still_running_is_flagged_and_stopped_on_the_workers_clock():
+    import time
+
+    from grader.sandbox import Limits, SandboxWorker
+
+    cells = ["x = 1", EARLY, CHECKS, "print('last')"]
+    start = time.monotonic()
+    with SandboxWorker(Limits(cell_timeout=2, budget=60)) as w:
+        raw = w.run(cells, seed=1, watch=[2])
+    assert time.monotonic() - start < 25  # the sleep of 30 s was cut on the worker's clock
+    assert any("came before the cell had ended" in t for t in raw.cells[2].tampered), raw.cells[2]
