@@ -13,19 +13,14 @@ from __future__ import annotations
 
 import builtins
 import contextlib
-import hashlib
 import io
 import json
 import os
-import random
 import signal
 import socket
 import sys
 
-import numpy
-import torch
-
-from .base import torchcourse
+from .child import _read_message, _seed_everything
 from .confine import PR_SET_PDEATHSIG, _libc
 from .policy import CANONICAL, STREAM_CAP
 
@@ -57,29 +52,6 @@ class _Namespace(dict):
         for name in self.fetched:
             self.pop(name, None)
         self.fetched.clear()
-
-
-def _seed(seed: int) -> None:
-    """The checker's random state and the course seed (hidden cases are drawn from it), as the learner's
-    process got them before checks moved out of it."""
-    def derived(what: str, bits: int) -> int:
-        return int.from_bytes(hashlib.sha256(f"{seed}:{what}".encode()).digest()[:8], "little") % 2**bits
-
-    random.seed(derived("random", 63))
-    numpy.random.seed(derived("numpy", 32))
-    torch.default_generator.manual_seed(derived("torch", 63))
-    torchcourse.grading.set_seed(seed, secret=True)
-
-
-def _read_line(fd: int, buf: bytearray) -> dict | None:
-    while b"\n" not in buf:
-        chunk = os.read(fd, 1 << 16)
-        if not chunk:
-            return None
-        buf += chunk
-    line, _, rest = bytes(buf).partition(b"\n")
-    buf[:] = rest
-    return json.loads(line)
 
 
 def _stream(name: str, text: str) -> dict:
@@ -126,16 +98,16 @@ def run_checker(cmd: int, res: int, sock: socket.socket) -> None:
 
     sys.addaudithook(hook)
     buf = bytearray()
-    setup = _read_line(cmd, buf)
+    setup = _read_message(cmd, buf)
     if setup is None:
         os._exit(0)
-    _seed(int(setup["seed"]))
+    _seed_everything(int(setup["seed"]))  # the grading seed: hidden cases are drawn from it
     canonical = {name: sys.modules[mod] for name, mod in CANONICAL.items() if mod in sys.modules}
     canonical.update({name: getattr(grading, name) for name in grading.__all__ if hasattr(grading, name)})
     ns = _Namespace({"__name__": "__main__", "__builtins__": builtins, **canonical})
     link = CheckerLink(sock)
     ns.link = link
-    while (msg := _read_line(cmd, buf)) is not None:
+    while (msg := _read_message(cmd, buf)) is not None:
         ns.forget_fetched()
         emitted.clear()
         outputs: list = []

@@ -37,8 +37,9 @@ def _read_message(fd: int, buf: bytearray) -> dict | None:
 
 
 def _seed_everything(seed: int) -> None:
-    """Every job starts from the same random state, derived from the grader's seed (never the seed itself,
-    so torch.initial_seed() and friends do not reveal it)."""
+    """A random state derived from `seed` (never the seed itself, so torch.initial_seed() and friends do not
+    reveal it), and the course seed set as secret: the checker's is the grading seed, the learner's child
+    gets one of its own."""
     import hashlib
     import random
 
