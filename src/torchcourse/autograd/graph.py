@@ -299,7 +299,9 @@ def _check_expression(text: str) -> ast.Expression:
 
 #: The functions a part without x or y is computed with: Python's own numbers, as plain code would give.
 MATH_FUNCTIONS = {"sin": math.sin, "cos": math.cos, "exp": math.exp, "log": math.log, "tanh": math.tanh,
-                  "sqrt": math.sqrt, "sigmoid": lambda v: 1.0 / (1.0 + math.exp(-v)) if v >= 0 else math.exp(v) / (1.0 + math.exp(v)), "relu": lambda v: max(v, 0)}
+                  "sqrt": math.sqrt,
+                  "sigmoid": lambda v: 1.0 / (1.0 + math.exp(-v)) if v >= 0 else math.exp(v) / (1.0 + math.exp(v)),
+                  "relu": lambda v: max(v, 0)}
 #: A constant power whose integer result would have more bits than this is refused: Python would compute it
 #: exactly, and ``9 ** 9 ** 9`` would keep the explorer busy for minutes.
 MAX_INT_BITS = 4096

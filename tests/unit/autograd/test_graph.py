@@ -17,11 +17,11 @@ from torchcourse.autograd.graph import (
     GraphExplorer,
     arrivals,
     draw_graph,
+    fmt,
     record,
     recording,
     static_graph_explorer,
     trace,
-    fmt,
     walk,
 )
 
@@ -73,11 +73,13 @@ def test_x_times_x_has_two_parallel_edges_and_accumulates():
 def _typed(text: str, x: float, y: float):
     """``text`` run as plain Python code: Python numbers, torch functions on tensors and math's on numbers."""
     def either(name):
-        return lambda v: getattr(torch, name)(v) if isinstance(v, torch.Tensor) else {
-            "sigmoid": lambda u: 1 / (1 + math.exp(-u)), "relu": lambda u: max(u, 0)}.get(name, getattr(math, name, None))(v)
+        scalar = {"sigmoid": lambda u: 1 / (1 + math.exp(-u)), "relu": lambda u: max(u, 0)}
+        return lambda v: getattr(torch, name)(v) if isinstance(v, torch.Tensor) else \
+            scalar.get(name, getattr(math, name, None))(v)
     xt = torch.tensor(x, dtype=torch.float64, requires_grad=True)
     yt = torch.tensor(y, dtype=torch.float64, requires_grad=True)
-    names = {"x": xt, "y": yt, **{f: either(f) for f in ("sin", "cos", "exp", "log", "tanh", "sigmoid", "sqrt", "relu")}}
+    functions = ("sin", "cos", "exp", "log", "tanh", "sigmoid", "sqrt", "relu")
+    names = {"x": xt, "y": yt, **{f: either(f) for f in functions}}
     return eval(text, {"__builtins__": {}}, names), xt, yt
 
 
