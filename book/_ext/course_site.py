@@ -21,7 +21,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -97,9 +96,28 @@ def _prepare_notebook(app: Sphinx, docname: str, source: list[str]) -> None:
         source[0] = json.dumps(prepared(json.loads(source[0]), app.config.course_instructor), ensure_ascii=False)
 
 
+#: The prompt of a cell whose output the reader should guess before seeing it.
+PREDICT = "Predict, then run"
+
+
+def _fold_predicted_outputs(cells: list[dict]) -> None:
+    """The first code cell after each "Predict, then run" prompt shows its output behind a click (myst-nb's
+    ``hide-output`` tag): on the site, as in the notebook, the reader guesses before seeing the answer."""
+    waiting = False
+    for cell in cells:
+        if cell.get("cell_type") == "markdown":
+            waiting = waiting or PREDICT in cell_source(cell)
+        elif cell.get("cell_type") == "code" and waiting:
+            tags = cell.setdefault("metadata", {}).setdefault("tags", [])
+            if not {"hide-output", "remove-output", "remove-cell"} & set(tags):
+                tags.append("hide-output")
+            waiting = False
+
+
 def prepared(nb: dict, instructor: bool) -> dict:
     """The notebook as the site executes and shows it (tests/site reads the build's execution cache with it)."""
     cells: list[dict] = []
+    _fold_predicted_outputs(nb.get("cells", []))
     for cell in nb.get("cells", []):
         if cell.get("cell_type") == "markdown" and _grade_id(cell).endswith("-task"):
             cell["source"] = _with_note(cell_source(cell), INSTRUCTOR_NOTE if instructor else LEARNER_NOTE)
@@ -144,6 +162,11 @@ def first_doc_with(env: Any, chapter: int, needles: list[str]) -> str | None:
     return None
 
 
+def _minutes(text: str) -> int | None:
+    m = re.search(r"about (\d+) minutes", text)
+    return int(m.group(1)) if m else None
+
+
 def _misconception_box(keywords: list[str]) -> re.Pattern:
     """Text of a "Common misconception" box (up to the next blank line) holding every keyword."""
     ahead = "".join(f"(?=(?:(?!\\n\\s*\\n).)*?{re.escape(k)})" for k in keywords)
@@ -186,7 +209,13 @@ class CoursePages(_GeneratedMarkdown):
         docs = chapter_docs(self.env, chapter)
         if not docs:
             return "*Being written: no page of this chapter is out yet.*"
-        return "\n".join(f"- {{doc}}`/{d}`" for d in docs)
+        # Each page's own estimate ("about 45 minutes" in its status line), so the map never disagrees with it.
+        minutes = [_minutes(_doc_text(self.env, d)) for d in docs]
+        lines = [f"- {{doc}}`/{d}`" + (f" (about {m} min)" if m else "") for d, m in zip(docs, minutes)]
+        total = sum(m for m in minutes if m)
+        if total:
+            lines += ["", f"*{len(docs)} notebooks, about {total // 60} h {total % 60:02d} min in all.*"]
+        return "\n".join(lines)
 
 
 class CourseGlossary(_GeneratedMarkdown):
@@ -245,6 +274,18 @@ def _site_frames(app: Sphinx, config: Any) -> None:
     os.environ[SITE_FRAMES_ENV] = "1"
 
 
+#: What myst-nb adds to a page whose executed notebook saved widget state: the state and the scripts of the
+#: ipywidgets HTML manager (about 3.6 MB), which only a live widget view would use.
+_WIDGET_MANAGER = ("require.js", "ipywidgets/")
+
+
+def _is_widget_manager(script: Any) -> bool:
+    name = str(getattr(script, "filename", script) or "").removeprefix("_static/")
+    kind = (getattr(script, "attributes", {}) or {}).get("type", "")
+    return name.startswith(_WIDGET_MANAGER) and not name.endswith("frame-player.js") or kind == (
+        "application/vnd.jupyter.widget-state+json")
+
+
 def _frame_player_script(app: Sphinx, pagename: str, templatename: str, context: dict, doctree: Any) -> None:
     body = context.get("body", "")
     if 'class="tc-player"' in body:
@@ -258,6 +299,14 @@ def _frame_player_script(app: Sphinx, pagename: str, templatename: str, context:
                        location=pagename)
 
 
+def _drop_widget_manager(app: Sphinx, pagename: str, templatename: str, context: dict, doctree: Any) -> None:
+    # The notebook's kernel made the widgets it displayed as frame players, so its saved state is of widgets no
+    # page shows: without a live widget view the page loads neither that state nor the manager that would draw
+    # it. (Late, after myst-nb's own handler has added them.)
+    if 'type="application/vnd.jupyter.widget-view+json"' not in context.get("body", ""):
+        context["script_files"] = [s for s in context.get("script_files", []) if not _is_widget_manager(s)]
+
+
 def _instructor_theme(app: Sphinx, config: Any) -> None:
     # No download button: html_copy_source is off (the sources hold the hidden tests), so it
     # would point at missing files. (jupyter-book does not pass html.use_download_button on.)
@@ -265,33 +314,104 @@ def _instructor_theme(app: Sphinx, config: Any) -> None:
         config.html_theme_options["use_download_button"] = False
 
 
-def _widget_fonts_beside_pages(app: Sphinx, exception: Exception | None) -> None:
-    """A copy of the widgets' icon fonts in ``<page folder>/@jupyter-widgets/`` for every folder of pages.
+def _theme_mode(app: Sphinx, config: Any) -> None:
+    # pydata-sphinx-theme's layout reads the template variable default_mode on a first visit (nothing stored
+    # yet); left empty, its script reports the empty mode as invalid (a console error).
+    config.html_context.setdefault("default_mode", "auto")
 
-    Most widget CSS takes its fonts from ``_static/ipywidgets/`` (book/js/require-config.js), but on some
-    page loads a bundled widget module computes its webpack public path from require.js's base URL, the
-    page's own folder, before that mapping applies; the fonts must be found there too, or they 404.
-    """
-    if exception is not None or app.builder.format != "html":
-        return
-    out = Path(app.outdir)
-    fonts = sorted((out / "_static" / "ipywidgets").glob("*.woff2"))
-    for folder in {page.parent for page in out.rglob("*.html") if "_static" not in page.parts}:
-        target = folder / "@jupyter-widgets"
-        target.mkdir(exist_ok=True)
-        for font in fonts:
-            shutil.copyfile(font, target / font.name)
+
+# --------------------------------------------------------------------- Chinese: search and lang
+
+def _chinese_search(app: Sphinx, config: Any) -> None:
+    """Index Chinese with Sphinx's Chinese splitter (jieba) and the glossary's Chinese terms as its own words,
+    so that a term jieba's own dictionary lacks is found as a whole and in its parts."""
+    words = Path(app.doctreedir).parent / "glossary-zh-words.txt"
+    words.parent.mkdir(parents=True, exist_ok=True)
+    terms = yaml.safe_load((BOOK / "glossary.yml").read_text(encoding="utf-8"))["terms"]
+    zh = sorted({w for t in terms for w in re.split(r"[\s,，、/（）()]+", t["zh"]) if _CJK.search(w)})
+    words.write_text("".join(f"{w} 1000\n" for w in zh), encoding="utf-8")
+    config.html_search_language = "zh"
+    config.html_search_options = {**(config.html_search_options or {}), "dict": str(words)}
+
+
+_CJK = re.compile(r"[\u2e80-\u2fdf\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]+")
+#: Text inside these is code or markup, not prose: left as it is.
+_NOT_PROSE = (nodes.literal_block, nodes.literal, nodes.raw, nodes.math, nodes.math_block, nodes.comment)
+
+
+def _mark_chinese(app: Sphinx, doctree: nodes.document, docname: str) -> None:
+    """Each run of Chinese text in prose becomes ``<span lang="zh">`` (docutils writes a ``language-zh`` class
+    as ``lang``), so a screen reader reads it with a Chinese voice on these English pages."""
+    for text in list(doctree.findall(nodes.Text)):
+        parent = text.parent
+        if parent is None or not _CJK.search(text.astext()):
+            continue
+        if any(isinstance(a, _NOT_PROSE) for a in _ancestors(text)) or "language-zh" in parent.get("classes", []):
+            continue
+        pieces: list[nodes.Node] = []
+        at = 0
+        source = text.astext()
+        for m in _CJK.finditer(source):
+            if m.start() > at:
+                pieces.append(nodes.Text(source[at:m.start()]))
+            pieces.append(nodes.inline(m.group(), m.group(), classes=["language-zh"]))
+            at = m.end()
+        if at < len(source):
+            pieces.append(nodes.Text(source[at:]))
+        parent.replace(text, pieces)
+
+
+def _ancestors(node: nodes.Node) -> list[nodes.Node]:
+    found = []
+    while node.parent is not None:
+        node = node.parent
+        found.append(node)
+    return found
+
+
+def _name_empty_table_headers(app: Sphinx, doctree: nodes.document, docname: str) -> None:
+    """A comparison table's empty top-left header names its column for screen readers (visually hidden):
+    a header cell with no text leaves the row labels under it unnamed."""
+    for head in doctree.findall(nodes.thead):
+        for entry in head.findall(nodes.entry):
+            if not entry.astext().strip():
+                entry += nodes.inline("aspect", "aspect", classes=["visually-hidden"])
+
+
+# --------------------------------------------------------------------- figures' alt text
+
+def _figure_alt_text(app: Sphinx, doctree: nodes.document, docname: str) -> None:
+    """An output image with no alt text takes the description its PNG carries (torchcourse.widgets.figure_png
+    writes the figure's titles into it), instead of the file path the theme would otherwise show."""
+    from PIL import Image
+
+    for image in doctree.findall(nodes.image):
+        if image.get("alt") or not str(image.get("uri", "")).endswith(".png"):
+            continue
+        uri = str(image.get("candidates", {}).get("*", image["uri"]))
+        for path in (Path(uri), Path(app.srcdir) / uri.lstrip("/"), Path(app.srcdir) / Path(docname).parent / uri):
+            if path.is_file():
+                with Image.open(path) as png:
+                    described = png.text.get("Description", "") if hasattr(png, "text") else ""
+                if described:
+                    image["alt"] = described
+                break
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
     app.add_config_value("course_instructor", False, "env")
     app.connect("config-inited", _instructor_theme)
     app.connect("config-inited", _site_frames)
+    app.connect("config-inited", _theme_mode)
+    app.connect("config-inited", _chinese_search)
+    app.connect("doctree-resolved", _mark_chinese)
+    app.connect("doctree-resolved", _figure_alt_text)
+    app.connect("doctree-resolved", _name_empty_table_headers)
     app.connect("html-page-context", _frame_player_script)
     app.connect("source-read", _prepare_notebook)
     app.connect("env-get-outdated", _always_reread)
+    app.connect("html-page-context", _drop_widget_manager, priority=899)
     app.connect("html-page-context", _dedupe_scripts, priority=900)
-    app.connect("build-finished", _widget_fonts_beside_pages)
     app.add_directive("course-pages", CoursePages)
     app.add_directive("course-glossary", CourseGlossary)
     app.add_directive("course-errata", CourseErrata)

@@ -37,8 +37,20 @@ def figure_png(fig: Figure) -> bytes:
     """
     buf = io.BytesIO()
     tight = None if getattr(fig, FITS_CANVAS, False) else "tight"
-    fig.savefig(buf, format="png", dpi=90, bbox_inches=tight)
+    fig.savefig(buf, format="png", dpi=90, bbox_inches=tight, metadata={"Description": figure_description(fig)})
     return buf.getvalue()
+
+
+def figure_description(fig: Figure) -> str:
+    """What a figure shows, from its own titles and axis labels: the alt text the site gives its picture."""
+    said = [fig._suptitle.get_text()] if getattr(fig, "_suptitle", None) is not None else []
+    for ax in fig.axes:
+        labels = [ax.get_title(), ax.get_xlabel(), ax.get_ylabel()]
+        title, x, y = (" ".join(t.split()) for t in labels)
+        if title or x or y:
+            said.append(title + (f" ({x} against {y})" if x and y else f" ({x or y})" if x or y else ""))
+    said = [" ".join(s.split()) for s in said if s.strip()]
+    return "; ".join(dict.fromkeys(said)) or "A figure drawn by the notebook's code"
 
 
 FITS_CANVAS = "_torchcourse_fits_canvas"

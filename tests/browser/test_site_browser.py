@@ -38,6 +38,7 @@ class PageVisit:
     untypeset_math: int = 0
     math_errors: int = 0
     links: list[str] = field(default_factory=list)
+    axe: list[dict] = field(default_factory=list)  # axe-core's violations on the page: {id, impact, nodes}
 
 
 @dataclass
@@ -47,7 +48,7 @@ class Crawl:
     visits: list[PageVisit]
     traffic: Traffic
     search_hits: list[str]
-    moves: list  # ControlMove of every control of every frame player, moved on its page during the crawl
+    moves: list  # a PlayerExploration of every frame player, explored on its page during the crawl
 
 
 def _saved_slider_values(page_html: str) -> list[int]:
@@ -57,6 +58,19 @@ def _saved_slider_values(page_html: str) -> list[int]:
     state = json.loads(m.group(1))["state"]
     return [int(s["state"]["value"]) for s in state.values()
             if s.get("model_name") == "IntSliderModel" and "value" in s.get("state", {})]
+
+
+AXE = Path(__file__).resolve().parents[2] / "node_modules" / "axe-core" / "axe.min.js"  # pinned in package-lock.json
+# The standards the site is held to: WCAG 2.1 A and AA.
+AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
+
+
+def _axe_violations(page) -> list[dict]:
+    page.add_script_tag(path=str(AXE))
+    found = page.evaluate("(tags) => axe.run(document, {runOnly: {type: 'tag', values: tags}})"
+                          ".then(r => r.violations.map(v => ({id: v.id, impact: v.impact,"
+                          " nodes: v.nodes.map(n => n.target.join(' '))})))", AXE_TAGS)
+    return found
 
 
 @pytest.fixture(scope="module", params=["learner", "instructor"])
@@ -98,8 +112,9 @@ def crawl(request, browser) -> Crawl:
                 "() => [...document.querySelectorAll('.math')].filter(e => !e.querySelector('mjx-container')).length")
             visit.math_errors = page.locator("mjx-merror").count()
             visit.links = page.eval_on_selector_all("a[href]", "els => els.map(e => e.href)")
+            visit.axe = _axe_violations(page)
             if visit.ready_players:  # last: the moves change what the page shows
-                moves.extend(_control_moves(page, path))
+                moves.extend(_explore_players(page, path))
             visits.append(visit)
         page.goto(base + "search.html?q=broadcasting", wait_until="load")
         with contextlib.suppress(PlaywrightTimeout):
@@ -205,67 +220,175 @@ _PLAYER_STATE = """(p) => {
 }"""
 
 
+# Every player explored from its starting state the way a reader can move it, in the page: a slider one step
+# left or right (the arrow keys), each offered option of a list, a checkbox's click; then again from each state
+# reached (reset, then the moves that led there). Each move's state, picture and message are recorded.
+_EXPLORE = """(p) => {
+  const data = JSON.parse(p.querySelector('script.tc-player-data').textContent);
+  const n = data.axes.length;
+  const byKey = {};
+  data.frames.forEach(f => { byKey[f.slice(0, n).join(',')] = f; });
+  const controls = data.axes.map(a => p.querySelector(`[data-axis='${a.name}']`));
+  const reset = p.querySelector('button.tc-player-reset');
+  const shown = () => {
+    const prefix = 'data:image/png;base64,';
+    const src = p.querySelector('img.tc-player-frame').src;
+    return {state: p.dataset.state, image: src.startsWith(prefix) ? data.images.indexOf(src.slice(prefix.length)) : -1,
+            message: p.querySelector('.tc-player-message').innerHTML};
+  };
+  const moves = (k) => {  // the moves control k offers now, as functions
+    const c = controls[k], a = data.axes[k];
+    if (c.disabled) return [];
+    if (a.kind === 'checkbox') return [() => c.click()];
+    if (a.kind === 'slider') {
+      const v = Number(c.value), out = [];
+      for (const to of [v - 1, v + 1]) {
+        if (to < Number(c.min) || to > Number(c.max)) continue;
+        out.push(() => { c.value = String(to); c.dispatchEvent(new Event('input', {bubbles: true})); });
+      }
+      return out;
+    }
+    return [...c.options].filter(o => !o.disabled && o.value !== c.value).map(o => () => {
+      c.value = o.value; c.dispatchEvent(new Event('change', {bubbles: true}));
+    });
+  };
+  const replay = (path) => { reset.click(); path.forEach(([k, i]) => moves(k)[i]()); };
+  const start = shown().state, paths = {[start]: []}, todo = [start], log = [];
+  while (todo.length) {
+    const from = todo.shift();
+    replay(paths[from]);
+    for (let k = 0; k < n; k++) {
+      const count = moves(k).length;
+      for (let i = 0; i < count; i++) {
+        replay(paths[from]);
+        const before = shown();
+        moves(k)[i]();
+        const after = shown();
+        const frame = byKey[after.state];
+        const expected = document.createElement('div');
+        if (frame) expected.innerHTML = data.messages[frame[n + 1]];
+        const a = before.state.split(','), b = after.state.split(',');
+        const slider = data.axes[k].kind === 'slider' ? controls[k] : null;
+        log.push({axis: data.axes[k].name, from: before.state, to: after.state,
+                  others_moved: a.some((v, j) => j !== k && v !== b[j]), moved: a[k] !== b[k],
+                  changed: before.image !== after.image || before.message !== after.message,
+                  frame_ok: !!frame && after.image === frame[n] && after.message === expected.innerHTML,
+                  valuetext_ok: !slider || slider.getAttribute('aria-valuetext') === data.axes[k].labels[+b[k]]});
+        if (!(after.state in paths)) {
+          paths[after.state] = [...paths[from], [k, i]];
+          todo.push(after.state);
+        }
+      }
+    }
+  }
+  reset.click();
+  return {frames: data.frames.map(f => f.slice(0, n).join(',')), reached: Object.keys(paths), log: log,
+          axes: data.axes.map(a => a.name)};
+}"""
+
+
 @dataclass
-class ControlMove:
+class PlayerExploration:
     page: str
     player: int
-    control: str
-    kind: str
-    changed: bool = False  # the shown frame or message differs from before the move
-    matches: bool = False  # ... and is the frame computed for the state the controls now show
-    detail: str = ""
+    frames: list[str]
+    reached: list[str]
+    log: list[dict]
+    axes: list[str]
 
 
-def _move(page, player, axis: dict) -> list:
-    """From the widget's starting state, move one control as a reader does, one step at a time,
-    until the frame or message changes."""
-    player.locator("button.tc-player-reset").click()
-    control = player.locator(f"[data-axis='{axis['name']}']")
-    before = player.evaluate(_PLAYER_STATE)
-    tries = []
-    for step in range(2 * axis["count"]):
-        if axis["kind"] == "checkbox":
-            control.click()
-        elif axis["kind"] == "slider":
-            control.focus()
-            last = int(control.input_value()) == axis["count"] - 1
-            page.keyboard.press("ArrowLeft" if last or step >= axis["count"] else "ArrowRight")
-        else:
-            current = int(control.input_value())
-            control.select_option(str((current + 1) % axis["count"]))
-        after = player.evaluate(_PLAYER_STATE)
-        tries.append(after)
-        if (after["src"], after["message"]) != (before["src"], before["message"]):
-            break
-    return [before, *tries]
-
-
-def _control_moves(page, path: str) -> list[ControlMove]:
-    moves = []
+def _explore_players(page, path: str) -> list[PlayerExploration]:
     players = page.locator(".tc-player")
-    for i in range(players.count()):
-        player = players.nth(i)
-        for axis in player.evaluate(_PLAYER_STATE)["axes"]:
-            states = _move(page, player, axis)
-            before, after = states[0], states[-1]
-            moves.append(ControlMove(
-                path, i, axis["name"], axis["kind"],
-                changed=(after["src"], after["message"]) != (before["src"], before["message"]),
-                matches=all(s["found"] and s["src_ok"] and s["message_ok"] for s in states),
-                detail=f"states {[s['state'] for s in states]}"))
-    return moves
+    return [PlayerExploration(path, i, **players.nth(i).evaluate(_EXPLORE)) for i in range(players.count())]
 
 
 # (Errors and requests while the controls move are the crawl's: the tests above check them.)
-def test_every_control_of_every_widget_moves_its_frame(crawl):
+def test_every_frame_of_every_player_is_reached_one_control_per_move(crawl):
     assert crawl.moves, "no frame player found on the site"
     pages = {m.page for m in crawl.moves}
     assert any(p.startswith(("chapters/01-tensors/", "solutions/01-tensors/")) for p in pages), \
         "chapter 1's widgets have no player"
-    stuck = [f"{m.page} #{m.player} {m.control} ({m.kind}): {m.detail}" for m in crawl.moves if not m.changed]
-    assert stuck == [], "controls whose moves never changed the frame or message:\n" + "\n".join(stuck)
+    for m in crawl.moves:
+        unreached = sorted(set(m.frames) - set(m.reached))
+        assert not unreached, f"{m.page} #{m.player}: {len(unreached)} of {len(m.frames)} frames unreachable"
+        jumps = [f"{e['axis']}: {e['from']} -> {e['to']}" for e in m.log if e["others_moved"]]
+        assert not jumps, f"{m.page} #{m.player}: moves that also moved another control: {jumps[:5]}"
+        dead = [e for e in m.log if not e["moved"]]
+        assert not dead, f"{m.page} #{m.player}: offered moves that changed nothing: {dead[:5]}"
+
+
+def test_every_control_of_every_player_changes_what_it_shows(crawl):
+    for m in crawl.moves:
+        silent = [a for a in m.axes if not any(e["changed"] for e in m.log if e["axis"] == a)]
+        assert not silent, f"{m.page} #{m.player}: controls that never change the picture or message: {silent}"
 
 
 def test_every_shown_frame_is_the_one_computed_for_its_state(crawl):
-    wrong = [f"{m.page} #{m.player} {m.control}: {m.detail}" for m in crawl.moves if not m.matches]
-    assert wrong == [], "frames or messages that do not match the controls' state:\n" + "\n".join(wrong)
+    for m in crawl.moves:
+        wrong = [f"{e['axis']}: {e['from']} -> {e['to']}" for e in m.log if not e["frame_ok"]]
+        assert not wrong, f"{m.page} #{m.player}: frames or messages not the state's: {wrong[:5]}"
+
+
+def test_every_slider_announces_its_value(crawl):
+    for m in crawl.moves:
+        mute = [f"{e['axis']} at {e['to']}" for e in m.log if not e["valuetext_ok"]]
+        assert not mute, f"{m.page} #{m.player}: aria-valuetext is not the value's label: {mute[:5]}"
+
+
+# ----------------------------------------------------------------- accessibility: axe-core on every page
+
+def test_axe_finds_no_wcag_aa_violation_on_any_page(crawl):
+    found = [f"{v.path}: {x['id']} ({x['impact']}) at {x['nodes'][:3]}" for v in crawl.visits for x in v.axe]
+    assert not found, "axe-core (WCAG 2.1 AA) violations:\n" + "\n".join(found)
+
+
+# ----------------------------------------------------------------- search: every glossary term, both languages
+
+GLOSSARY = Path(__file__).resolve().parents[2] / "book" / "glossary.yml"
+_CJK_WORDS = re.compile(r"[\u3400-\u9fff]+")
+
+
+def _page_text(page: Path) -> str:
+    """A page's article as a reader reads it (what the search index holds): no scripts, styles or tags."""
+    html = page.read_text(encoding="utf-8")
+    m = re.search(r"<article.*?</article>", html, re.S)
+    body = re.sub(r"<(script|style)\b.*?</\1>", " ", m.group(0) if m else html, flags=re.S)
+    return " ".join(re.sub(r"<[^>]+>", " ", body).split())
+
+
+def _glossary_queries() -> list[tuple[str, re.Pattern]]:
+    """Each glossary term as a reader would search it: the English term (its words, as they occur on a page)
+    and each Chinese word of the term."""
+    import yaml
+
+    queries = []
+    for term in yaml.safe_load(GLOSSARY.read_text(encoding="utf-8"))["terms"]:
+        english = re.sub(r"\s*\(.*?\)", "", term["en"]).strip()
+        queries.append((english, re.compile(r"\b" + r"\s+".join(map(re.escape, english.split())) + r"\b", re.I)))
+        queries += [(w, re.compile(re.escape(w))) for w in _CJK_WORDS.findall(term["zh"])]
+    return queries
+
+
+def test_search_finds_every_page_that_uses_each_glossary_term(browser):
+    html = sitebuild.learner_site().html
+    pages = {p.relative_to(html).with_suffix("").as_posix(): _page_text(p) for p in html.rglob("*.html")
+             if p.relative_to(html).parts[0] in {"book", "chapters"}}
+    queries = _glossary_queries()
+    with sitebuild.serve(html) as base:
+        ctx = offline_context(browser, Traffic())
+        page = ctx.new_page()
+        page.goto(base + "search.html", wait_until="load")
+        page.wait_for_function("() => window.Search && Search._index !== null", timeout=30_000)
+        found = page.evaluate("""(queries) => Object.fromEntries(queries.map(q => {
+          const parsed = Search._parseQuery(q);
+          return [q, Search._performSearch(...parsed).map(r => r[0])];
+        }))""", [q for q, _ in queries])
+        ctx.close()
+    missed = []
+    for query, pattern in queries:
+        uses = {doc for doc, text in pages.items() if pattern.search(text)}
+        if uses - set(found[query]):
+            missed.append(f"{query!r}: {sorted(uses - set(found[query]))[:4]} ({len(uses - set(found[query]))} "
+                          f"of {len(uses)} pages)")
+    assert len(queries) > 100
+    assert not missed, "search misses pages that use a glossary term:\n" + "\n".join(missed)

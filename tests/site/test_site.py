@@ -349,3 +349,31 @@ def test_instructor_site_shows_solutions_and_hides_hidden_tests(instructor_site)
     for f in instructor_site.html.rglob("*"):
         if f.is_file() and f.suffix in {".html", ".js", ".ipynb", ".txt"} and "_static" not in f.parts:
             assert BEGIN_HIDDEN not in f.read_text(encoding="utf-8", errors="replace"), f
+
+
+@pytest.mark.parametrize("doc", NOTEBOOKS)
+def test_a_page_reads_well_without_help(learner_site, doc):
+    """What every notebook page gives a reader: players that say what they are; no ipywidgets manager where no
+    live widget is; every picture described in words; Chinese marked as Chinese; guesses before answers."""
+    page = (learner_site.html / f"{doc}.html").read_text(encoding="utf-8")
+    from torchcourse.frames import PLAYER_ABOUT, PLAYER_NO_SCRIPT
+
+    players = page.count('<div class="tc-player"')
+    assert page.count(html.escape(PLAYER_ABOUT, quote=False)) == players, f"{doc}: a player does not say what it is"
+    assert page.count(PLAYER_NO_SCRIPT) == players, f"{doc}: a player does not say its controls need JavaScript"
+    for heavy in ("embed-amd.js", "require.js", "application/vnd.jupyter.widget-state+json"):
+        assert heavy not in page, f"{doc}: loads {heavy}, which only a live widget view would use"
+    for alt in re.findall(r'<img [^>]*?alt="([^"]*)"', page):
+        assert alt and not alt.endswith(".png"), f"{doc}: a picture whose alt text is {alt!r}"
+    # The article (the navigation's chapter captions are the theme's); a player's message is the widget's HTML.
+    article = re.search(r"<article.*?</article>", page, re.S).group(0)
+    article = re.sub(r"<(script|style|pre)\b.*?</\1>|<div class=\"tc-player-message\">.*?</div>", "", article,
+                     flags=re.S)
+    unmarked = [run for run in re.findall(r">([^<]*[\u4e00-\u9fff][^<]*)<", article)
+                if not re.search(r'lang="zh"[^>]*>' + re.escape(run) + "<", article)]
+    assert not unmarked, f"{doc}: Chinese text not marked lang=zh: {unmarked[:3]}"
+    executed = executed_cells(learner_site, doc)
+    prompts = [c for c in executed if c["cell_type"] == "markdown" and "Predict, then run" in source(c)]
+    folded = [c for c in executed if c["cell_type"] == "code" and "hide-output" in tags(c)]
+    assert len(folded) >= (1 if prompts else 0), f"{doc}: {len(prompts)} predictions, no output folded"
+    assert page.count("tag_hide-output") == len(folded), f"{doc}: a folded output is not folded on the page"
