@@ -22,6 +22,7 @@ GPUs, which spreads the sending but not the per-step repetition).
 from __future__ import annotations
 
 import math
+import textwrap
 from dataclasses import dataclass
 
 import ipywidgets as widgets
@@ -80,8 +81,8 @@ def analogy(devices: int, per_site: int = PER_SERVER) -> str:
         return "one worker: one device does everything"
     if devices <= per_site:
         return f"many workers, one site: {devices} devices in one server, joined by a fast link"
-    return (f"many sites: {devices} devices in {math.ceil(devices / per_site)} servers, "
-            f"joined by the network ({INTER_NODE.gb_per_s:.0f} GB/s per device)")
+    return (f"many sites: {devices} devices, {math.ceil(devices / per_site)} servers, "
+            f"network ({INTER_NODE.gb_per_s:.0f} GB/s per device)")
 
 
 def link_bandwidth(link: str, devices: int) -> float:
@@ -267,7 +268,7 @@ class PlanFigure:
         self.ax_time.set_ylim(n - 0.1, -0.15)
         self.ax_time.set_title(plan_.analogy, fontsize=9, y=1.0)
         if self.own:
-            self.suptitle.set_text(plan_.message)
+            self.suptitle.set_text("\n".join(textwrap.wrap(plan_.message, 110)))  # a long one stays on the canvas
         return self.figure
 
 
