@@ -252,7 +252,14 @@ _EXPLORE = """(p) => {
       c.value = o.value; c.dispatchEvent(new Event('change', {bubbles: true}));
     });
   };
-  const replay = (path) => { reset.click(); path.forEach(([k, i]) => moves(k)[i]()); };
+  // A path is replayed by the control and the value it chose (the list of offered moves depends on the state).
+  const replay = (path) => { reset.click(); path.forEach(([k, v]) => set(k, v)); };
+  const set = (k, v) => {
+    const c = controls[k];
+    if (data.axes[k].kind === 'checkbox') { if (String(c.checked) !== v) c.click(); return; }
+    c.value = v;
+    c.dispatchEvent(new Event(data.axes[k].kind === 'slider' ? 'input' : 'change', {bubbles: true}));
+  };
   const start = shown().state, paths = {[start]: []}, todo = [start], log = [];
   while (todo.length) {
     const from = todo.shift();
@@ -275,7 +282,8 @@ _EXPLORE = """(p) => {
                   frame_ok: !!frame && after.image === frame[n] && after.message === expected.innerHTML,
                   valuetext_ok: !slider || slider.getAttribute('aria-valuetext') === data.axes[k].labels[+b[k]]});
         if (!(after.state in paths)) {
-          paths[after.state] = [...paths[from], [k, i]];
+          const c = controls[k];
+          paths[after.state] = [...paths[from], [k, data.axes[k].kind === 'checkbox' ? String(c.checked) : c.value]];
           todo.push(after.state);
         }
       }
