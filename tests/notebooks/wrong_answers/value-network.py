@@ -1,4 +1,4 @@
-# Chapter 2, notebook 2.4, the capstone: a two-layer network trained with the learner's own Value engine.
+# Chapter 2, notebook 2.5, the capstone: a two-layer network trained with the learner's own Value engine.
 import runpy
 from pathlib import Path
 
