@@ -108,7 +108,7 @@ def wrong_answer(slug: str, k: int = 0) -> str | None:
     path = WRONG_DIR / f"{slug}.py"
     if not path.exists():
         return None
-    ns: dict = {}
+    ns: dict = {"__file__": str(path)}  # a list may build on another beside it
     exec(path.read_text(), ns)  # a list of answer sources written by the course's authors
     wrong = ns.get("WRONG", [])
     return wrong[k % len(wrong)] if wrong else None

@@ -22,8 +22,10 @@ CLAIMS = {
         "one-pass-code": ["the hook on y ran 1 time, with [12.0] | x.grad = tensor(24.)",
                           "torch.autograd.grad(x * x, x): 6.0 | x.grad stays None"],
         "nonleaf-code": ["h.grad: None | x.grad: tensor([18., 36.])",
-                         "PyTorch warned: The .grad attribute of a Tensor that is not a leaf Tensor is being accessed."],
-        "hooks-code": ["h.grad with retain_grad(): tensor([ 6., 12.]) = 2h | the hook saw: tensor([ 6., 12.])",
+                         "PyTorch warned: The .grad attribute of a Tensor that is not a leaf Tensor "
+                         "is being accessed."],
+        "hooks-code": ["h.grad with retain_grad(): tensor([ 6., 12.]) = 2h | "
+                       "the hook saw: tensor([ 6., 12.])",
                        "x.grad with h's gradient clipped at 10: tensor([18., 30.])"],
     },
     "03-custom-functions-and-engine.ipynb": {
@@ -38,7 +40,8 @@ CLAIMS = {
         "cell-009": ["0.weight  requires_grad=False  grad is None: True   changed: False",
                      "2.weight  requires_grad=True   grad is None: False  changed: True"],
         "cell-011": ["eval():     dropout off: True | recorded, requires_grad: True", "| requires_grad: False"],
-        "cell-013": ["per-sample gradients: weight (5, 1, 3), bias (5, 1) (one per sample)", "equal to 5 backward passes: True",
+        "cell-013": ["per-sample gradients: weight (5, 1, 3), bias (5, 1) (one per sample)",
+                     "equal to 5 backward passes: True",
                      "their mean is the batch's gradient: True"],
         "cell-015": ["it must override the setup_context staticmethod"],
         "cell-017": ["torch.func.grad:        tensor([1.0000, 2.7183, 7.3891])",
