@@ -154,7 +154,7 @@
   // The player's few styles live here with it (one file to vendor); the page theme does the rest.
   var STYLE = ".tc-player{margin:.5em 0}.tc-player-controls{display:flex;flex-wrap:wrap;gap:.3em 1.2em;" +
     "margin:.3em 0}.tc-player-control{display:inline-flex;align-items:center;gap:.4em}" +
-    ".tc-player-readout{min-width:3em;font-variant-numeric:tabular-nums}.tc-player-note{font-size:.8em;opacity:.75}" +
+    ".tc-player-readout{min-width:3em;font-variant-numeric:tabular-nums}.tc-player-note{font-size:.85em}" +
     ".tc-player-frame{max-width:100%;height:auto;display:block}";
 
   function setupAll() {
