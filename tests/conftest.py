@@ -77,3 +77,20 @@ class _GroupSuffixForPytest9:
 def pytest_configure(config):
     if getattr(config, "workerinput", None) is not None:  # only an xdist worker collects for the scheduler
         config.pluginmanager.register(_GroupSuffixForPytest9(), "group-suffix-for-pytest9")
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """Debian's Chromium through Playwright, one per worker for the whole session: Playwright's sync API sets the
+    thread's running event loop while it is open, so a second `sync_playwright()` in the same worker would fail."""
+    from tests.helpers.browser import CHROMIUM, CHROMIUM_ARGS, chromium_missing
+
+    reason = chromium_missing()
+    if reason:
+        pytest.skip(reason)
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        yield b
+        b.close()

@@ -715,46 +715,36 @@ EVIL_PAGE = r"""<!doctype html><title>working</title><body><script>
 
 
 @pytest.fixture(scope="module")
-def browsers(klass, round_):
-    """Chromium (as tests/browser drives it), each person in a context of their own, logged in through the hub's
+def browsers(klass, round_, browser):
+    """The session's Chromium, each person in a context of their own, logged in through the hub's
     form: the student opens her own page, then the other student and the instructor open it, aimed at their own
     servers; the instructor opens a submission in formgrader. Returns what each saw."""
-    from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS, _chromium_missing
-
-    if _chromium_missing():
-        pytest.skip(_chromium_missing())
-    from playwright.sync_api import sync_playwright
-
     k, (s1, s2) = klass, klass.students
     page_url = f"{k.server(s1)}/lab/extensions/{EVIL_EXTENSION}/static/page.html"
     seen: dict = {}
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        try:
-            def person(user: str):
-                context = chromium.new_context(ignore_https_errors=True)
-                page = context.new_page()
-                page.goto(f"{k.base}/hub/login", timeout=60_000)
-                page.fill("#username_input", user)
-                page.fill("#password_input", k.passwords[user])
-                with page.expect_navigation(timeout=60_000):
-                    page.click("#login_submit")
-                page.goto(f"{k.server(user)}/lab", wait_until="domcontentloaded", timeout=120_000)
-                return context, page
 
-            def opens_the_page(page, target: str) -> dict:
-                page.goto(f"{page_url}#{target}", timeout=60_000)
-                page.wait_for_function("document.title === 'done'", timeout=90_000)
-                return json.loads(page.inner_text("body"))
+    def person(user: str):
+        context = browser.new_context(ignore_https_errors=True)
+        page = context.new_page()
+        page.goto(f"{k.base}/hub/login", timeout=60_000)
+        page.fill("#username_input", user)
+        page.fill("#password_input", k.passwords[user])
+        with page.expect_navigation(timeout=60_000):
+            page.click("#login_submit")
+        page.goto(f"{k.server(user)}/lab", wait_until="domcontentloaded", timeout=120_000)
+        return context, page
 
-            for user in (s1, s2, k.inst):
-                context, page = person(user)
-                seen[user] = opens_the_page(page, k.server(user))
-                if user == k.inst:
-                    seen["formgrader"] = _formgrader_in_the_browser(k, page)
-                context.close()
-        finally:
-            chromium.close()
+    def opens_the_page(page, target: str) -> dict:
+        page.goto(f"{page_url}#{target}", timeout=60_000)
+        page.wait_for_function("document.title === 'done'", timeout=90_000)
+        return json.loads(page.inner_text("body"))
+
+    for user in (s1, s2, k.inst):
+        context, page = person(user)
+        seen[user] = opens_the_page(page, k.server(user))
+        if user == k.inst:
+            seen["formgrader"] = _formgrader_in_the_browser(k, page)
+        context.close()
     return seen
 
 

@@ -1,10 +1,25 @@
-"""Debian's Chromium driven by Playwright, fully offline: every request not to loopback is aborted and counted,
-so a page that would reach a CDN is caught even on a machine that has internet access."""
+"""Debian's Chromium driven by Playwright (the session-wide `browser` fixture is in tests/conftest.py), fully
+offline: every request not to loopback is aborted and counted, so a page that would reach a CDN is caught even on
+a machine that has internet access."""
 
 from __future__ import annotations
 
+import shutil
 from dataclasses import dataclass, field
+from pathlib import Path
 from urllib.parse import urlsplit
+
+CHROMIUM = "/usr/bin/chromium"
+# /usr/bin/chromium is Debian's wrapper script; it fails to add --disable-dev-shm-usage itself.
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 "--disable-dev-shm-usage"]
+
+
+def chromium_missing() -> str | None:
+    if not Path(CHROMIUM).exists() and not shutil.which("chromium"):
+        return "Debian chromium is not installed (tests/setup-system.sh installs it as root: apt-get install chromium)"
+    return None
 
 
 @dataclass

@@ -262,13 +262,15 @@ def test_no_page_refers_to_an_external_script_style_or_image(learner_site):
 def test_glossary_lists_every_term_and_links_only_written_pages(learner_site):
     terms = yaml.safe_load((ROOT / "book" / "glossary.yml").read_text(encoding="utf-8"))["terms"]
     page = learner_site.html / "book" / "glossary.html"
-    body, text = page.read_text(encoding="utf-8"), text_of(page)
+    body = page.read_text(encoding="utf-8")
     rows = re.findall(r"<tr class=\"row-(?:odd|even)\">(.*?)</tr>", body, flags=re.S)
     assert len(rows) == len(terms) + 1  # + the header row
     written = {int(d.split("/")[1][:2]) for d in NOTEBOOKS}
     for term in terms:
-        assert term["zh"] in text
         row = next(r for r in rows if f"<strong>{html.escape(term['en'], quote=False)}</strong>" in r)
+        # Chinese runs are wrapped in their own <span lang="zh">, so the row is compared without tags or spaces.
+        row_text = re.sub(r"\s+", "", html.unescape(re.sub(r"<[^>]+>", "", row)))
+        assert re.sub(r"\s+", "", term["zh"]) in row_text, (term["en"], row_text)
         if term["chapter"] not in written:
             assert f"taught in chapter {term['chapter']}" in row and "href" not in row
     assert len(re.findall(r'href="\.\./chapters/', "".join(rows))) >= 5  # chapter 1's terms link to its pages
@@ -332,7 +334,9 @@ def test_instructor_site_shows_solutions_and_hides_hidden_tests(instructor_site)
         sources = [source(c) for c in notebook]
         # (and a line that is also a line of a solution, which this site shows, is shown as that)
         hidden_lines = secret_lines(sources, kinds={"hidden"}) - region_lines(sources, {"solution"})[0]
-        shown = "\n".join(line for src in sources for kind, line in split_regions(src) if kind != "hidden")
+        # (squashed, as the page is: a hidden line the visible checks hold across two lines is shown too)
+        shown = re.sub(r"\s+", "", "".join(line for src in sources for kind, line in split_regions(src)
+                                           if kind != "hidden"))
         for c in notebook:
             regions = split_regions(source(c))
             solution = [line.strip() for kind, line in regions if kind == "solution" and line.strip()]
@@ -340,7 +344,7 @@ def test_instructor_site_shows_solutions_and_hides_hidden_tests(instructor_site)
                 assert re.sub(r"\s+", "", line) in text, f"{sdoc}: solution line {line!r} not shown"
             # The page is searched as one squashed string, so only distinctive lines can be looked for:
             # long ones that are not part of a line the page shows anyway.
-            for line in {ln for ln in hidden_lines if len(ln) > 25 and ln not in shown} & {
+            for line in {ln for ln in hidden_lines if len(ln) > 25 and re.sub(r"\s+", "", ln) not in shown} & {
                     ln.strip() for kind, ln in regions if kind == "hidden"}:
                 assert re.sub(r"\s+", "", line) not in text, f"{sdoc}: hidden test line {line!r} shown"
             checked += bool(solution) + any(kind == "hidden" for kind, _ in regions)
