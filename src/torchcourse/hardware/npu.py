@@ -1,5 +1,6 @@
-"""Simulated NPUs of the DianNao family: a fully connected layer through DianNao's NFU, neighbour
-reuse in ShiDianNao's PE array, and PuDianNao's algorithms as a table.
+"""Simulated NPUs of the DianNao family: a fully connected layer through DianNao's NFU, the same layer
+spread over DaDianNao's tiles and eDRAM, neighbour reuse in ShiDianNao's PE array, and PuDianNao's
+algorithms as a table.
 
 Used by notebook ``04-hardware/03-npus`` (sections 2-4).
 """
@@ -92,6 +93,95 @@ def nfu_layer(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor, frac_bits: int 
     ref = torch.sigmoid(w.to(torch.float32) @ x.to(torch.float32) + b.to(torch.float32))
     return NFURun(out, codes, ref, float((out - ref).abs().max()), blocks, blocks + PIPELINE_STAGES - 1,
                   blocks * TN * TN, saturated, _from_fixed(pre16, frac_bits))
+
+
+# --------------------------------------------------------------------------- DaDianNao
+
+# DaDianNao's node (Chen et al., "DaDianNao: A Machine-Learning Supercomputer", MICRO 2014, section V):
+# 16 tiles, each a DianNao-style NFU of 16 output neurons x 16 inputs beside 2 MB of eDRAM for its
+# synapses (four banks), and a central eDRAM of 4 MB for the neurons: 36 MB per chip, 16-bit operands.
+DADIANNAO_TILES = 16
+DADIANNAO_TILE_EDRAM_BYTES = 2 * 2**20
+DADIANNAO_CENTRAL_EDRAM_BYTES = 4 * 2**20
+DADIANNAO_WORD_BYTES = 2
+
+
+def dadiannao_macs_per_cycle(nodes: int = 1) -> int:
+    """Multiply-accumulates per cycle: 16 tiles x 16 x 16 per node."""
+    if nodes < 1:
+        raise ValueError(f"need at least one node; got {nodes}")
+    return nodes * DADIANNAO_TILES * TN * TN
+
+
+def dadiannao_synapse_bytes_per_cycle(nodes: int = 1) -> int:
+    """Bytes of weights the tiles' eDRAM must deliver per cycle to keep every NFU busy.
+
+    A fully connected layer at batch 1 uses each weight once, so every multiply needs a fresh 16-bit
+    weight: this is the bandwidth the design keeps on chip instead of asking it of DRAM.
+    """
+    return dadiannao_macs_per_cycle(nodes) * DADIANNAO_WORD_BYTES
+
+
+def _tile_rows(n_out: int, tiles: int) -> list[torch.Tensor]:
+    """Output neurons of each tile: blocks of 16 dealt round-robin, so the tiles' loads differ by one block."""
+    blocks = torch.arange(math.ceil(n_out / TN))
+    return [torch.cat([torch.arange(blk * TN, min(blk * TN + TN, n_out)) for blk in blocks[t::tiles]])
+            if len(blocks[t::tiles]) else torch.zeros(0, dtype=torch.long) for t in range(tiles)]
+
+
+def dadiannao_nodes_for(n_in: int, n_out: int) -> int:
+    """The fewest nodes whose tiles' eDRAM holds an ``n_out x n_in`` layer's 16-bit weights."""
+    if n_in < 1 or n_out < 1:
+        raise ValueError(f"a layer needs at least one input and one output; got {n_in} and {n_out}")
+    if TN * n_in * DADIANNAO_WORD_BYTES > DADIANNAO_TILE_EDRAM_BYTES:
+        raise ValueError(f"one block of 16 neurons with {n_in} inputs does not fit a tile's eDRAM "
+                         f"({DADIANNAO_TILE_EDRAM_BYTES} bytes)")
+    blocks_per_tile = DADIANNAO_TILE_EDRAM_BYTES // (TN * n_in * DADIANNAO_WORD_BYTES)
+    tiles = math.ceil(math.ceil(n_out / TN) / blocks_per_tile)
+    return math.ceil(tiles / DADIANNAO_TILES)
+
+
+@dataclass(frozen=True)
+class DaDianNaoRun:
+    output: torch.Tensor          # (Nn,) float32, the fixed-point result as values
+    codes: torch.Tensor           # (Nn,) int16, equal to nfu_layer's codes for the same layer
+    max_error: float              # against sigmoid(W x + b) in float32
+    nodes: int
+    tiles_used: int
+    cycles: int                   # the busiest tile's NFU cycles; the tiles run in parallel
+    largest_tile_bytes: int       # weights held by the fullest tile's eDRAM
+
+
+def dadiannao_layer(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor, nodes: int | None = None,
+                    frac_bits: int = 10) -> DaDianNaoRun:
+    """``sigmoid(w @ x + b)`` on DaDianNao: each tile's NFU computes its own output neurons from its eDRAM.
+
+    The output neurons are dealt to the ``nodes x 16`` tiles in blocks of 16; every tile keeps its rows of
+    ``w`` in its eDRAM and sees the whole input ``x`` (broadcast from the central eDRAM), so no weight
+    leaves the chip. ``nodes`` defaults to the fewest that hold the weights. The cycles are the busiest
+    tile's NFU cycles: moving neurons between tiles and chips is left out, so they are a lower bound.
+    """
+    if w.ndim != 2 or x.shape != (w.shape[1],) or b.shape != (w.shape[0],):
+        raise ValueError(f"need w (Nn, Ni), x (Ni,), b (Nn,); got {tuple(w.shape)}, {tuple(x.shape)}, "
+                         f"{tuple(b.shape)}")
+    n_out, n_in = w.shape
+    needed = dadiannao_nodes_for(n_in, n_out)
+    nodes = needed if nodes is None else nodes
+    if nodes < needed:
+        raise ValueError(f"{n_out} x {n_in} 16-bit weights need {needed} node(s) of 16 x "
+                         f"{DADIANNAO_TILE_EDRAM_BYTES // 2**20} MB eDRAM; got {nodes}")
+    codes = torch.zeros(n_out, dtype=torch.int16)
+    cycles, tiles_used, largest = 0, 0, 0
+    for rows in _tile_rows(n_out, nodes * DADIANNAO_TILES):
+        if len(rows) == 0:
+            continue
+        run = nfu_layer(x, w[rows], b[rows], frac_bits)
+        codes[rows] = run.codes
+        cycles, tiles_used = max(cycles, run.cycles), tiles_used + 1
+        largest = max(largest, len(rows) * n_in * DADIANNAO_WORD_BYTES)
+    out = _from_fixed(codes, frac_bits)
+    ref = torch.sigmoid(w.to(torch.float32) @ x.to(torch.float32) + b.to(torch.float32))
+    return DaDianNaoRun(out, codes, float((out - ref).abs().max()), nodes, tiles_used, cycles, largest)
 
 
 # --------------------------------------------------------------------------- ShiDianNao

@@ -53,3 +53,44 @@ def test_shidiannao_equals_conv2d_and_counts_reuse(h, w, k):
 def test_pudiannao_lists_seven_techniques():
     assert len(npu.PUDIANNAO_ALGORITHMS) == 7
     assert {"k-means", "deep neural network", "support vector machine"} <= {a[0] for a in npu.PUDIANNAO_ALGORITHMS}
+
+
+@pytest.mark.parametrize("n_in,n_out,nodes", [(40, 300, None), (17, 5, 1), (64, 1000, 3), (100, 16 * 16 + 1, 1)])
+def test_dadiannao_layer_equals_one_nfu_and_splits_the_work(n_in, n_out, nodes):
+    g = torch.Generator().manual_seed(n_in + n_out)
+    x = torch.rand(n_in, generator=g) * 2 - 1
+    w = (torch.rand(n_out, n_in, generator=g) * 2 - 1) * 0.3
+    b = torch.rand(n_out, generator=g) * 0.2
+    run = npu.dadiannao_layer(x, w, b, nodes=nodes)
+    whole = npu.nfu_layer(x, w, b)
+    assert torch.equal(run.codes, whole.codes)      # splitting the neurons over tiles changes no value
+    assert run.max_error < 0.02
+    tiles = (nodes or 1) * 16
+    blocks = math.ceil(n_out / 16)
+    assert run.tiles_used == min(tiles, blocks)
+    assert run.cycles == math.ceil(blocks / tiles) * math.ceil(n_in / 16) + npu.PIPELINE_STAGES - 1
+
+
+def test_dadiannao_capacity_and_peak_follow_the_node_layout():
+    assert npu.dadiannao_macs_per_cycle() == 4096 and npu.dadiannao_macs_per_cycle(64) == 64 * 4096
+    assert npu.dadiannao_synapse_bytes_per_cycle() == 8192
+    # 16 tiles x 2 MB hold 16 M 16-bit weights: exactly one node for 8192 x 2048, two for one more block
+    assert npu.dadiannao_nodes_for(2048, 8192) == 1
+    assert npu.dadiannao_nodes_for(2048, 8192 + 16) == 2
+    assert npu.dadiannao_nodes_for(2048, 8192 + 1) == 2
+    g = torch.Generator().manual_seed(3)
+    x, w, b = torch.rand(2048, generator=g), torch.rand(8192, 2048, generator=g) * 0.01, torch.zeros(8192)
+    run = npu.dadiannao_layer(x, w, b)
+    assert run.nodes == 1 and run.largest_tile_bytes == npu.DADIANNAO_TILE_EDRAM_BYTES
+
+
+def test_dadiannao_refuses_layers_its_edram_cannot_hold():
+    x, w, b = torch.zeros(4096), torch.zeros(8192, 4096), torch.zeros(8192)
+    with pytest.raises(ValueError, match="need 2 node"):
+        npu.dadiannao_layer(x, w, b, nodes=1)
+    with pytest.raises(ValueError, match="does not fit a tile"):
+        npu.dadiannao_nodes_for(2**16 + 1, 16)
+    with pytest.raises(ValueError, match="need w"):
+        npu.dadiannao_layer(torch.zeros(3), torch.zeros(4, 5), torch.zeros(4))
+    with pytest.raises(ValueError, match="at least one node"):
+        npu.dadiannao_macs_per_cycle(0)
