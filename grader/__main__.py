@@ -83,7 +83,8 @@ def _autograde(args, course: Course) -> int:
     worst = 0
     for chapter in _chapters(course, args.chapter, needs_submissions=True):
         try:
-            records = autograde(course, chapter, workers=args.workers, scheduler=args.scheduler, limits=limits,
+            records = autograde(course, chapter, workers=args.workers, scheduler=args.scheduler, certs=args.certs,
+                                limits=limits,
                                 force=args.force, students=args.student or None)
         except KeyboardInterrupt:  # Ctrl-C: each record is written whole after its gradebook commit, or not at all
             waiting = due(course, chapter, args.force, args.student)
@@ -120,6 +121,44 @@ def _autograde(args, course: Course) -> int:
             for student, why in sorted(missing.items()):
                 print(f"  {one_line(student)}: {one_line(why)}", file=sys.stderr)
     return worst
+
+
+def _cluster_certs(args, course: Course) -> int:
+    from grader.cluster import make_certs
+
+    try:
+        written = make_certs(Path(args.folder), days=args.days, hosts=tuple(args.host or ()))
+    except (FileExistsError, OSError) as exc:
+        print(f"cluster-certs: {exc}", file=sys.stderr)
+        return 1
+    print("\n".join(str(p) for p in written))
+    print("cluster-certs: ca.key signs new certificates: keep it on this machine only; each machine gets ca.pem and "
+          "its role's .pem and .key (grader/README.md, 'Grading on several machines')")
+    return 0
+
+
+def _cluster_check(args, course: Course) -> int:
+    from grader.cluster import ClusterRefused, connect, verify_workers
+
+    try:
+        client = connect(args.address, args.certs, timeout="20s")
+    except ClusterRefused as exc:
+        print(f"cluster-check: {exc}", file=sys.stderr)
+        return 1
+    except Exception as exc:  # unreachable, or the TLS handshake refused: one line
+        print(f"cluster-check: cannot reach {args.address}: {one_line(f'{type(exc).__name__}: {exc}')}",
+              file=sys.stderr)
+        return 1
+    try:
+        workers = verify_workers(client)
+    except ClusterRefused as exc:
+        print(f"cluster-check: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        client.close()
+    print(f"cluster-check: {args.address} ready: {len(workers)} workers, each running the grader's course "
+          f"({', '.join(workers)})")
+    return 0
 
 
 def _feedback(args, course: Course) -> int:
@@ -159,6 +198,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("chapter", nargs="?")
     p.add_argument("--workers", type=int, default=None, help="parallel sandbox workers (default: the core count)")
     p.add_argument("--scheduler", help="address of an existing Dask scheduler to run the same work on")
+    p.add_argument("--certs", help="folder of the course's cluster certificates (ca.pem, client.pem, client.key; "
+                   "default $TORCHCOURSE_CLUSTER_CERTS)")
     p.add_argument("--force", action="store_true", help="regrade students already graded")
     p.add_argument("--student", action="append", help="grade only this student (repeatable)")
     p.add_argument("--cell-timeout", type=float, default=float(CELL_TIMEOUT_S),
@@ -169,6 +210,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--timings", action="store_true",
                    help="print the seconds of start-up (workers, gradebook, solutions) and of grading")
     p.set_defaults(func=_autograde)
+    p = sub.add_parser("cluster-certs", help="a CA and scheduler, worker and client certificates for a Dask cluster")
+    p.add_argument("folder")
+    p.add_argument("--days", type=int, default=365, help="how long they are valid (default 365)")
+    p.add_argument("--host", action="append", help="a host name or IP of the scheduler or a worker (repeatable)")
+    p.set_defaults(func=_cluster_certs)
+    p = sub.add_parser("cluster-check", help="is a Dask cluster ready to grade: TLS, workers running this course")
+    p.add_argument("address", help="tls://HOST:PORT of the scheduler")
+    p.add_argument("--certs", help="the client certificates' folder (default $TORCHCOURSE_CLUSTER_CERTS)")
+    p.set_defaults(func=_cluster_check)
     p = sub.add_parser("feedback", help="per-student HTML feedback without hidden tests")
     p.add_argument("chapter", nargs="?")
     p.set_defaults(func=_feedback)

@@ -103,7 +103,7 @@ class Progress:
 
 def autograde(course: Course, chapter: str, workers: int | None = None, scheduler: str | None = None,
               limits: Limits | None = None, force: bool = False, students: list[str] | None = None,
-              progress: bool = True, seed: int | None = None) -> Outcome:
+              progress: bool = True, seed: int | None = None, certs: str | None = None) -> Outcome:
     """Grade every collected submission of `chapter`; returns the record of each student graded now (an
     `Outcome`, which also says who could not be recorded and why, and what the instructor must know).
 
@@ -124,7 +124,7 @@ def autograde(course: Course, chapter: str, workers: int | None = None, schedule
     n = workers or os.cpu_count() or 1
     # Workers spend seconds importing torch: they start now, while the gradebook is brought up to date.
     preload = course.library_modules(chapter)
-    pool = (DaskPool(scheduler, limits, preload) if scheduler
+    pool = (DaskPool(scheduler, limits, preload, certs) if scheduler
             else LocalPool(min(n, max(1, len(todo) * len(notebooks))), limits, wait=False, preload=preload))
     frozen = False
     try:

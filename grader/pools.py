@@ -105,9 +105,20 @@ def with_one_retry(pool: LocalPool | DaskPool, jobs: Iterable[Job]) -> Iterator[
 _local = threading.local()
 
 
+class SchedulerLost(RuntimeError):
+    """The Dask scheduler went away mid-batch: what finished is recorded, a plain rerun grades the rest."""
+
+
 def run_on_dask_worker(cells: list[str], seed: int, watch: list[int], limits: dict,
-                       files: dict[str, bytes] | None = None, preload: tuple[str, ...] = ()) -> dict:
-    """A Dask task: run one job in this Dask worker's own warm sandbox worker (never in the Dask thread)."""
+                       files: dict[str, bytes] | None = None, preload: tuple[str, ...] = (),
+                       expect: dict | None = None) -> dict:
+    """A Dask task, sent by reference: the worker runs it with the grader installed there. One job in this Dask
+    worker's own warm sandbox worker (never in the Dask thread), once its course is the grader's (`expect`:
+    a worker that joined after the batch's check could differ)."""
+    from grader.cluster import differences, installed
+
+    if expect is not None and (diff := differences(installed(), expect)):
+        return RawResult(RunStatus.WORKER_ERROR, {}, error="this Dask worker runs " + "; ".join(diff)).to_dict()
     lim = Limits(**limits)
     preload = tuple(preload)
     w = getattr(_local, "worker", None)
@@ -120,44 +131,53 @@ def run_on_dask_worker(cells: list[str], seed: int, watch: list[int], limits: di
 
 
 class DaskPool:
-    """The same jobs on an existing Dask cluster (for classes that outgrow one machine)."""
+    """The same jobs on an existing Dask cluster (for classes that outgrow one machine): TLS with the course's
+    certificates only, and only once every worker runs the grader's own course (`grader.cluster`)."""
 
-    def __init__(self, address: str, limits: Limits, preload: tuple[str, ...] = ()) -> None:
-        from distributed import Client
+    def __init__(self, address: str, limits: Limits, preload: tuple[str, ...] = (), certs: str | None = None) -> None:
+        from grader.cluster import connect, installed, verify_workers
 
-        self.client = Client(address, timeout="30s")
+        self.address = address
+        self.client = connect(address, certs)
+        try:
+            verify_workers(self.client)
+        except BaseException:
+            self.client.close()
+            raise
+        self.expect = {k: v for k, v in installed().items() if k != "where"}
         self.wait_ready = lambda: None
         self.limits, self.preload = limits, preload
-        here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-        # Workers started elsewhere may not have the grader on their path: send this checkout's path.
-        self.client.run(_path_adder(here))
 
     def run(self, jobs: Iterable[Job]) -> Iterator[tuple[Job, RawResult]]:
         from distributed import as_completed
+        from distributed.client import FutureCancelledError
 
         futures = {}
         for job in jobs:
             fut = self.client.submit(run_on_dask_worker, job.cells, job.seed, job.watch, self.limits.to_dict(),
-                                     job.files, self.preload, pure=False, retries=0)
+                                     job.files, self.preload, self.expect, pure=False, retries=0)
             futures[fut] = job
         for fut in as_completed(list(futures)):
             job = futures.pop(fut)
             try:
                 raw = RawResult.from_dict(fut.result())
-            except Exception as exc:  # a lost worker: the job failed, the batch goes on
+            except (FutureCancelledError, OSError) as exc:
+                if self.client.status in ("running", "connecting") and self._scheduler_answers():
+                    raw = RawResult(RunStatus.WORKER_DIED, {}, error=f"{type(exc).__name__}: {exc}")
+                else:
+                    raise SchedulerLost(f"the Dask scheduler at {self.address} was lost mid-batch; every finished "
+                                        "submission is recorded: run autograde again to grade the rest") from None
+            except Exception as exc:  # a lost worker (KilledWorker): the job failed, the batch goes on
                 raw = RawResult(RunStatus.WORKER_DIED, {}, error=f"{type(exc).__name__}: {exc}")
             del fut  # a held future is recomputed if its worker dies later
             yield job, raw
 
+    def _scheduler_answers(self) -> bool:
+        try:
+            self.client.scheduler_info(n_workers=0)
+            return True
+        except Exception:
+            return False
+
     def close(self) -> None:
         self.client.close()
-
-
-def _path_adder(path: str):
-    def add() -> None:  # a closure travels by value, so a worker needs nothing to unpickle it
-        import sys
-
-        if path not in sys.path:
-            sys.path.insert(0, path)
-
-    return add

@@ -1,5 +1,5 @@
 """Batch behaviour: a grader killed halfway resumes without loss or duplication; 1 and 2 workers
-and a Dask LocalCluster give identical scores; the command line works end to end with
+give identical scores (a Dask cluster: test_cluster.py); the command line works end to end with
 nbgrader's export and formgrader's data."""
 
 from __future__ import annotations
@@ -127,18 +127,6 @@ def test_one_and_two_workers_agree(tmp_path):
     one, two = _grade(roots[0], workers=1), _grade(roots[1], workers=2)
     assert one == two
     assert sorted(one) == sorted(MIX)
-
-
-def test_dask_local_cluster(tmp_path):
-    distributed = pytest.importorskip("distributed")
-    root = fixture_course(tmp_path / "dask")
-    local = fixture_course(tmp_path / "local")
-    for case in MIX[:4]:
-        submit_case(root, case)
-        submit_case(local, case)
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
-        on_dask = _grade(root, scheduler=cluster.scheduler_address)
-    assert on_dask == _grade(local, workers=2)
 
 
 def test_command_line_end_to_end(tmp_path):
