@@ -135,10 +135,15 @@ class DaskPool:
     certificates only, and only once every worker runs the grader's own course (`grader.cluster`)."""
 
     def __init__(self, address: str, limits: Limits, preload: tuple[str, ...] = (), certs: str | None = None) -> None:
+        import logging
+
         from grader.cluster import connect, installed, verify_workers
 
+        # A lost scheduler is one line of the grader's (SchedulerLost), not Dask's log as well (set once
+        # distributed is imported: its logging configuration is applied then).
         self.address = address
         self.client = connect(address, certs)
+        logging.getLogger("distributed.client").setLevel(logging.CRITICAL)
         try:
             verify_workers(self.client)
         except BaseException:
