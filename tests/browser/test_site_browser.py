@@ -263,8 +263,8 @@ _EXPLORE = """(p) => {
   const start = shown().state, paths = {[start]: []}, todo = [start], log = [];
   while (todo.length) {
     const from = todo.shift();
-    replay(paths[from]);
     for (let k = 0; k < n; k++) {
+      replay(paths[from]);  // the moves of control k are counted in the state they start from
       const count = moves(k).length;
       for (let i = 0; i < count; i++) {
         replay(paths[from]);
@@ -316,14 +316,12 @@ def _explore_players(page, path: str) -> list[PlayerExploration]:
     return [PlayerExploration(path, i, **players.nth(i).evaluate(_EXPLORE)) for i in range(players.count())]
 
 
-# Tests of the players' exploration, the sliders' announced values, axe-core and the glossary search came with
-# the players' rework and have not yet been seen to pass on a built site: they run, and report, but do not
-# stop the suite until they have.
+# Tests of axe-core and the glossary search came with the site's rework and have not yet been seen to pass on a
+# built site: they run, and report, but do not stop the suite until they have.
 UNVERIFIED = pytest.mark.xfail(reason="not yet seen to pass on a built site", strict=False)
 
 
 # (Errors and requests while the controls move are the crawl's: the tests above check them.)
-@UNVERIFIED
 def test_every_frame_of_every_player_is_reached_one_control_per_move(crawl):
     assert crawl.moves, "no frame player found on the site"
     pages = {m.page for m in crawl.moves}
@@ -338,21 +336,18 @@ def test_every_frame_of_every_player_is_reached_one_control_per_move(crawl):
         assert not dead, f"{m.page} #{m.player}: offered moves that changed nothing: {dead[:5]}"
 
 
-@UNVERIFIED
 def test_every_control_of_every_player_changes_what_it_shows(crawl):
     for m in crawl.moves:
         silent = [a for a in m.axes if not any(e["changed"] for e in m.log if e["axis"] == a)]
         assert not silent, f"{m.page} #{m.player}: controls that never change the picture or message: {silent}"
 
 
-@UNVERIFIED
 def test_every_shown_frame_is_the_one_computed_for_its_state(crawl):
     for m in crawl.moves:
         wrong = [f"{e['axis']}: {e['from']} -> {e['to']}" for e in m.log if not e["frame_ok"]]
         assert not wrong, f"{m.page} #{m.player}: frames or messages not the state's: {wrong[:5]}"
 
 
-@UNVERIFIED
 def test_every_slider_announces_its_value(crawl):
     for m in crawl.moves:
         mute = [f"{e['axis']} at {e['to']}" for e in m.log if not e["valuetext_ok"]]
@@ -404,7 +399,8 @@ def test_search_finds_every_page_that_uses_each_glossary_term(browser):
         ctx = offline_context(browser, Traffic())
         page = ctx.new_page()
         page.goto(base + "search.html", wait_until="load")
-        page.wait_for_function("() => window.Search && Search._index !== null", timeout=30_000)
+        # searchtools.js declares `const Search`: a global binding, not a property of window.
+        page.wait_for_function("() => typeof Search !== 'undefined' && Search.hasIndex()", timeout=30_000)
         found = page.evaluate("""(queries) => Object.fromEntries(queries.map(q => {
           const parsed = Search._parseQuery(q);
           return [q, Search._performSearch(...parsed).map(r => r[0])];
