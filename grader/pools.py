@@ -139,10 +139,10 @@ class DaskPool:
 
         from grader.cluster import connect, installed, verify_workers
 
-        # A lost scheduler is one line of the grader's (SchedulerLost), not Dask's log as well (set once
-        # distributed is imported: its logging configuration is applied then).
         self.address = address
         self.client = connect(address, certs)
+        # A lost scheduler is one line of the grader's (SchedulerLost), not Dask's log as well (set once
+        # distributed is imported: its logging configuration is applied then).
         logging.getLogger("distributed.client").setLevel(logging.CRITICAL)
         try:
             verify_workers(self.client)

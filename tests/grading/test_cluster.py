@@ -171,6 +171,32 @@ def _case(student):
     return student.rsplit("-", 1)[0]
 
 
+def test_a_job_that_kills_its_sandbox_worker_on_the_cluster_is_recorded_after_one_retry(cluster, certs, tmp_path,
+                                                                                       on_local):
+    import nbformat
+
+    from tests.grading.test_records import HONEST, Killer, _kill_cell
+
+    root = fixture_course(tmp_path)
+    nb = nbformat.read(str(HONEST), as_version=4)
+    nb.cells.insert(1, _kill_cell("tc-kill-always"))
+    nbformat.write(nb, str(tmp_path / "killer.ipynb"))
+    submit(root, "killed-always", {"a-basics.ipynb": tmp_path / "killer.ipynb",
+                                   "b-more.ipynb": CASES_DIR / "correct-b-more.ipynb"})
+    submit_case(root, "honest-correct")
+    killer = Killer({cluster.procs["w1"].pid, cluster.procs["w2"].pid})
+    try:
+        recs, scores = _grade(root, scheduler=cluster.address, certs=str(certs))
+    finally:
+        killer.stop.set()
+        killer.thread.join()
+    assert killer.killed == ["tc-kill-always", "tc-kill-always"], killer.killed  # the job, and its one retry
+    assert list(recs["killed-always"]["grader_errors"]) == ["a-basics"]
+    assert "worker_died" in " ".join(recs["killed-always"]["flags"]), recs["killed-always"]["flags"]
+    assert list(recs.graded_in_part) == ["killed-always"] and not recs.not_recorded
+    assert scores["honest-correct"] == on_local["honest-correct"]
+
+
 def test_a_worker_killed_mid_batch_costs_nobody_their_score(cluster, certs, tmp_path, on_local):
     root = fixture_course(tmp_path)
     students = _batch(root, 6)

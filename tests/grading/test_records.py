@@ -78,9 +78,11 @@ FIRST = {
 
 
 class Killer:
-    """Kills, from outside, the sandbox worker (this process's child) whose job holds tc-kill-*.marker open."""
+    """Kills, from outside, the sandbox worker (a child of this process, or of one of `parents`: Dask workers)
+    whose job holds tc-kill-*.marker open."""
 
-    def __init__(self) -> None:
+    def __init__(self, parents: set[int] | None = None) -> None:
+        self.parents = parents
         self.killed: list[str] = []
         self.done: set[int] = set()  # the job processes acted on: a killed one holds its files while it exits
         self.on = True
@@ -89,7 +91,7 @@ class Killer:
         self.thread.start()
 
     def _watch(self) -> None:
-        me = os.getpid()
+        me = self.parents or {os.getpid()}
         while not self.stop.wait(0.05):
             if not self.on:
                 continue
@@ -101,7 +103,7 @@ class Killer:
                     name = next((n for n in ("tc-kill-once", "tc-kill-always") if f"{n}.marker" in held), None)
                     if name is None or (name == "tc-kill-once" and name in self.killed):
                         continue
-                    worker = next(p for p in [proc, *proc.parents()] if p.ppid() == me)
+                    worker = next(p for p in [proc, *proc.parents()] if p.ppid() in me)
                     worker.send_signal(signal.SIGKILL)
                     self.done.add(proc.pid)
                     self.killed.append(name)
