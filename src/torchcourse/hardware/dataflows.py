@@ -194,6 +194,18 @@ def dram_traffic(dataflow: str, m: int, k: int, n: int, rows: int, cols: int,
     return {"X": transfers(x), "W": transfers(w), "Y": y}
 
 
+def write_back_cycles(dataflow: str, m: int, k: int, n: int, rows: int, cols: int, words_per_cycle: int) -> int:
+    """Cycles to write the outputs (``dram_traffic``'s Y words) to DRAM at ``words_per_cycle``.
+
+    With buffers that hold every operand, this is how a narrower DRAM interface shows in SCALE-Sim 3.0.0:
+    its overall span grows by exactly this many cycles, and it counts no stall (the operands are read
+    before the array starts). Stalls appear in SCALE-Sim only when the buffers must be refilled mid-run.
+    """
+    if words_per_cycle < 1:
+        raise ValueError(f"need at least one word per cycle; got {words_per_cycle}")
+    return math.ceil(dram_traffic(dataflow, m, k, n, rows, cols)["Y"] / words_per_cycle)
+
+
 # --------------------------------------------------------------------------- convolution as a matmul
 
 def im2col(image: torch.Tensor, kh: int, kw: int) -> torch.Tensor:

@@ -77,3 +77,48 @@ DATAFLOW_DRAM: dict[tuple[int, int, int, int, int, str], tuple[int, int, int]] =
     (40, 70, 50, 16, 16, 'os'): (3360, 4480, 2000),
     (40, 70, 50, 16, 16, 'is'): (3360, 4000, 10000),
 }
+
+#: The same configuration with the DRAM interface narrowed to ``bandwidth`` words per cycle (the 1024 kB
+#: SRAMs still hold every operand). Each key is ``(M, K, N, rows, cols, dataflow, bandwidth)``; each value
+#: is ``(compute, overall, stalls)``. SCALE-Sim reports no stall at any of these bandwidths: the operands are
+#: read before the array starts, and the narrower interface shows only in the overall span, which grows by
+#: the cycles to write the outputs back (``dataflows.write_back_cycles``). It reports stalls only when the
+#: SRAMs are too small to hold the operands and must be refilled while the array runs.
+BANDWIDTH_RUNS: dict[tuple[int, int, int, int, int, str, int], tuple[int, int, int]] = {
+    (8, 4, 4, 4, 4, 'ws', 10): (17, 24, 0),
+    (8, 4, 4, 4, 4, 'os', 10): (19, 26, 0),
+    (8, 4, 4, 4, 4, 'is', 10): (27, 34, 0),
+    (40, 70, 50, 16, 16, 'ws', 10): (1719, 3166, 0),
+    (40, 70, 50, 16, 16, 'os', 10): (1199, 1846, 0),
+    (40, 70, 50, 16, 16, 'is', 10): (1439, 2838, 0),
+    (1, 64, 64, 8, 8, 'ws', 10): (1471, 1932, 0),
+    (1, 64, 64, 8, 8, 'os', 10): (623, 1039, 0),
+    (1, 64, 64, 8, 8, 'is', 10): (687, 1148, 0),
+    (256, 8, 8, 8, 8, 'ws', 10): (277, 686, 0),
+    (256, 8, 8, 8, 8, 'os', 10): (703, 1112, 0),
+    (256, 8, 8, 8, 8, 'is', 10): (959, 1368, 0),
+    (8, 4, 4, 4, 4, 'ws', 4): (17, 28, 0),
+    (8, 4, 4, 4, 4, 'os', 4): (19, 30, 0),
+    (8, 4, 4, 4, 4, 'is', 4): (27, 38, 0),
+    (40, 70, 50, 16, 16, 'ws', 4): (1719, 4666, 0),
+    (40, 70, 50, 16, 16, 'os', 4): (1199, 2146, 0),
+    (40, 70, 50, 16, 16, 'is', 4): (1439, 4338, 0),
+    (1, 64, 64, 8, 8, 'ws', 4): (1471, 2008, 0),
+    (1, 64, 64, 8, 8, 'os', 4): (623, 1048, 0),
+    (1, 64, 64, 8, 8, 'is', 4): (687, 1224, 0),
+    (256, 8, 8, 8, 8, 'ws', 4): (277, 993, 0),
+    (256, 8, 8, 8, 8, 'os', 4): (703, 1419, 0),
+    (256, 8, 8, 8, 8, 'is', 4): (959, 1675, 0),
+    (8, 4, 4, 4, 4, 'ws', 1): (17, 52, 0),
+    (8, 4, 4, 4, 4, 'os', 1): (19, 54, 0),
+    (8, 4, 4, 4, 4, 'is', 1): (27, 62, 0),
+    (40, 70, 50, 16, 16, 'ws', 1): (1719, 12166, 0),
+    (40, 70, 50, 16, 16, 'os', 1): (1199, 3646, 0),
+    (40, 70, 50, 16, 16, 'is', 1): (1439, 11838, 0),
+    (1, 64, 64, 8, 8, 'ws', 1): (1471, 2392, 0),
+    (1, 64, 64, 8, 8, 'os', 1): (623, 1096, 0),
+    (1, 64, 64, 8, 8, 'is', 1): (687, 1608, 0),
+    (256, 8, 8, 8, 8, 'ws', 1): (277, 2529, 0),
+    (256, 8, 8, 8, 8, 'os', 1): (703, 2955, 0),
+    (256, 8, 8, 8, 8, 'is', 1): (959, 3211, 0),
+}

@@ -100,3 +100,15 @@ def test_dram_traffic_pads_split_dimensions_to_whole_tiles():
     assert dataflows.dram_traffic("os", 10, 3, 5, 4, 4, words_per_transfer=10)["X"] == 40
     with pytest.raises(ValueError, match="dataflow must be one of"):
         dataflows.dram_traffic("rs", 1, 1, 1, 1, 1)
+
+
+def test_a_narrower_dram_interface_lengthens_scalesims_span_by_the_write_back_only():
+    from torchcourse.hardware.scalesim_reference import BANDWIDTH_RUNS, DATAFLOW_RUNS
+    spans: dict[tuple, set[int]] = {}
+    for (m, k, n, rows, cols, flow, bw), (compute, overall, stalls) in BANDWIDTH_RUNS.items():
+        assert stalls == 0 and compute == DATAFLOW_RUNS[(m, k, n, rows, cols, flow)][0]
+        rest = overall - dataflows.write_back_cycles(flow, m, k, n, rows, cols, bw)
+        spans.setdefault((m, k, n, rows, cols, flow), set()).add(rest)
+    assert len(spans) == 12 and all(len(rest) == 1 for rest in spans.values())   # the same at 10, 4 and 1 words
+    with pytest.raises(ValueError, match="one word per cycle"):
+        dataflows.write_back_cycles("ws", 4, 4, 4, 2, 2, 0)

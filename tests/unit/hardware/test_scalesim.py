@@ -30,7 +30,7 @@ import pytest
 import torch
 
 from torchcourse.hardware import dataflows, systolic
-from torchcourse.hardware.scalesim_reference import DATAFLOW_DRAM, DATAFLOW_RUNS, RUNS, SCALESIM_VERSION
+from torchcourse.hardware.scalesim_reference import BANDWIDTH_RUNS, DATAFLOW_DRAM, DATAFLOW_RUNS, RUNS, SCALESIM_VERSION
 
 REQUIREMENTS = [f"scalesim=={SCALESIM_VERSION}", "numpy<2.3"]
 
@@ -193,3 +193,18 @@ def test_each_dataflow_equals_matmul_and_scalesims_counts(shape):
     # the configuration's DRAM interface moves 10 words per transfer (Bandwidth : 10)
     assert dataflows.dram_traffic(flow, m, k, n, rows, cols, words_per_transfer=10) == {"X": x_dram, "W": w_dram,
                                                                                          "Y": y_dram}
+
+
+def test_stored_bandwidth_runs_are_what_scalesim_reports(scalesim_python, tmp_path_factory):
+    """A narrower DRAM interface (``Bandwidth`` words per cycle) with SRAMs that hold every operand."""
+    for bw in sorted({key[-1] for key in BANDWIDTH_RUNS}):
+        keys = [key for key in BANDWIDTH_RUNS if key[-1] == bw]
+        top = tmp_path_factory.mktemp(f"scalesim-bw{bw}")
+        config = CONFIG.replace("Bandwidth : 10", f"Bandwidth : {bw}")
+        done = subprocess.run([str(scalesim_python), "-c", RUNNER],
+                              input=json.dumps([config, LAYOUT, [list(key[:6]) for key in keys], str(top)]),
+                              capture_output=True, text=True, timeout=300, cwd=top)
+        assert done.returncode == 0, done.stderr[-2000:]
+        line = next(ln for ln in done.stdout.splitlines() if ln.startswith("SCALESIM "))
+        for key, got in zip(keys, json.loads(line.removeprefix("SCALESIM "))):
+            assert tuple(got[:3]) == BANDWIDTH_RUNS[key], key
