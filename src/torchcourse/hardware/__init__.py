@@ -7,7 +7,7 @@
 - ``tpu_memory``: TPU v1's weight stalls, its latency against batch size, the TPUs after it (4.4);
 - ``scalesim_reference``: SCALE-Sim 3.0.0's counts on the shapes the notebooks print (4.2, 4.4);
 - ``numerics``: int8 with scale and zero point, 16-bit fixed point, a piecewise-linear sigmoid (4.2, 4.3);
-- ``npu``: DianNao's NFU, ShiDianNao's neighbour reuse, PuDianNao's algorithms (4.3);
+- ``npu``: DianNao's NFU, DaDianNao's tiles and eDRAM, ShiDianNao's neighbour reuse, PuDianNao's algorithms (4.3);
 - ``fixedpoint``: the fixed-point explorer (4.3).
 """
 
