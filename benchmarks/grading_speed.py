@@ -21,7 +21,8 @@ it has): a quarter fully correct, the rest with one or two plausible wrong answe
 * the same run's overhead measured beside its own cells: the grader's timings hold the submissions' cells as
   the sandboxed child timed them, every job as its worker timed it and the grader process's CPU, so the
   overhead per notebook beyond its cells, and where it goes, do not move with the host's speed;
-* with --dask, the same on a Dask LocalCluster of two worker processes (one thread each).
+* with --dask, the same on a TLS Dask scheduler and two single-threaded `dask worker` processes
+  (tests/helpers/dask_cluster.py; benchmarks/cluster_grading.py compares them with the local pool).
 
 Both courses have the chapter recorded in their gradebook before timing (nbgrader's
 generate_assignment; the grader's first autograde of a chapter does the same once).
@@ -82,12 +83,13 @@ def scores(root: Path, chapter: str) -> dict[str, float]:
         return {s.student.id: float(s.score) for s in gb.assignment_submissions(chapter)}
 
 
-def _grader(root: Path, chapter: str, workers: int | None, scheduler: str | None = None) -> dict:
+def _grader(root: Path, chapter: str, workers: int | None, scheduler: str | None = None, certs: Path | None = None
+            ) -> dict:
     cmd = [sys.executable, "-m", "grader", "--root", str(root), "autograde", chapter, "--timings"]
     if workers:
         cmd += ["--workers", str(workers)]
     if scheduler:
-        cmd += ["--scheduler", scheduler]
+        cmd += ["--scheduler", scheduler, "--certs", str(certs)]
     t0 = time.monotonic()
     done = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
     wall = time.monotonic() - t0
@@ -204,13 +206,23 @@ def main() -> int:
             print(f"    {s}: nbgrader {x}, grader {y}")
         worst = 0 if not diff else 2
         if args.dask:
-            from distributed import LocalCluster
+            from grader.cluster import make_certs
+            from tests.helpers.dask_cluster import Cluster
 
-            with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cl:
-                d = _grader(tmp / "dask-course", args.chapter, None, cl.scheduler_address)
+            make_certs(tmp / "certs")
+            (tmp / "cluster").mkdir()
+            cl = Cluster(tmp / "cluster", tmp / "certs")  # TLS, as --scheduler requires; Dask's own command line
+            try:
+                cl.add_worker("w1")
+                cl.add_worker("w2")
+                cl.wait_for(2)
+                d = _grader(tmp / "dask-course", args.chapter, None, cl.address, tmp / "certs")
+            finally:
+                cl.close()
             sd = scores(tmp / "dask-course", args.chapter)
             same = sd == sb
-            print(f"on a Dask LocalCluster (2 processes): {d['wall']:8.1f} s = start-up {d['start_up']:.1f} s "
+            print(f"on a Dask cluster (scheduler + 2 single-threaded workers, TLS): {d['wall']:8.1f} s = start-up "
+                  f"{d['start_up']:.1f} s "
                   f"+ grading {d['grading']:.1f} s ({d['grading'] / floor:.2f} x the limit); scores "
                   f"{'identical to the local run' if same else 'DIFFER from the local run'}")
             worst = worst or (0 if same else 3)
