@@ -316,8 +316,8 @@ def _explore_players(page, path: str) -> list[PlayerExploration]:
     return [PlayerExploration(path, i, **players.nth(i).evaluate(_EXPLORE)) for i in range(players.count())]
 
 
-# Tests of axe-core and the glossary search came with the site's rework and have not yet been seen to pass on a
-# built site: they run, and report, but do not stop the suite until they have.
+# The glossary search test came with the site's rework and has not yet been seen to pass on a built site: it
+# runs, and reports, but does not stop the suite until it has.
 UNVERIFIED = pytest.mark.xfail(reason="not yet seen to pass on a built site", strict=False)
 
 
@@ -356,7 +356,6 @@ def test_every_slider_announces_its_value(crawl):
 
 # ----------------------------------------------------------------- accessibility: axe-core on every page
 
-@UNVERIFIED
 def test_axe_finds_no_wcag_aa_violation_on_any_page(crawl):
     found = [f"{v.path}: {x['id']} ({x['impact']}) at {x['nodes'][:3]}" for v in crawl.visits for x in v.axe]
     assert not found, "axe-core (WCAG 2.1 AA) violations:\n" + "\n".join(found)
