@@ -351,18 +351,30 @@ def _chinese_search(app: Sphinx, config: Any) -> None:
     zh = sorted({w for t in terms for w in _CJK_RUN.findall(t["zh"])})
     words.write_text("".join(f"{w} 1000\n" for w in zh), encoding="utf-8")
     config.html_search_language = "zh"
-    search_languages["zh"] = _glossary_chinese({w for w in zh if len(w) == 1})
+    search_languages["zh"] = _glossary_chinese(set(zh))
     config.html_search_options = {**(config.html_search_options or {}), "dict": str(words)}
 
 
-def _glossary_chinese(single: set[str]) -> type:
-    """Sphinx's Chinese indexer, keeping the one-character glossary terms (阶, 轴, 桶) that it drops as too short
-    (it keeps only words of two or more characters, so that 的 and 是 stay out of the index)."""
+def _glossary_chinese(glossary: set[str]) -> type:
+    """Sphinx's Chinese indexer, finding each glossary term wherever its characters stand in the text.
+
+    jieba cuts 分布式数据并行 into words of two and three characters, so 数据并行 inside it is never a word of its
+    own; and Sphinx drops one-character words (阶, 轴, 桶) as too short, to keep 的 and 是 out of the index.
+    English words are stemmed by Porter's stemmer, the one the search page stems the query with (Sphinx's
+    Chinese indexer uses Snowball's English one: "array" goes into the index as array, the query as arrai)."""
+    import snowballstemmer
     from sphinx.search.zh import SearchChinese
 
     class GlossaryChinese(SearchChinese):
+        def init(self, options: dict[str, str]) -> None:
+            super().init(options)
+            self.stemmer = snowballstemmer.stemmer("porter")
+
+        def split(self, input: str) -> list[str]:
+            return super().split(input) + [w for w in glossary if w in input]
+
         def word_filter(self, stemmed_word: str) -> bool:
-            return super().word_filter(stemmed_word) or stemmed_word in single
+            return super().word_filter(stemmed_word) or stemmed_word in glossary
 
     return GlossaryChinese
 
