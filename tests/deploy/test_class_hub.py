@@ -39,12 +39,14 @@ import pytest
 
 from grader.course import COURSE_ID
 from tests.helpers.course import FIXTURES, REPO, grade_points, submission
+from torchcourse.contract import chapters
 
-CH = "01-tensors"
+CH = "00-stand-in"
 BASE_PYTHON = "/usr/bin/python3.11"
-# The grading fixture's two-notebook chapter stands in for the real chapter 1 in the instructor's course
-# (same id): the class machinery is under test here, and grading it takes seconds, not minutes.
-SOLUTIONS = FIXTURES / "course" / "solutions" / CH
+# The grading fixture's two-notebook chapter, as a chapter of its own in the instructor's course: the attacks and
+# their regrades run on it (seconds, not minutes). Every real chapter then goes through a round of its own
+# (`every_chapter`).
+SOLUTIONS = FIXTURES / "course" / "solutions" / "01-tensors"
 
 
 def _why_not() -> str | None:
@@ -136,12 +138,13 @@ class Klass:
         jar = self.sessions[user].cookies
         return {"X-XSRFToken": next(c.value for c in jar if c.name == "_xsrf" and c.domain == host)}
 
-    def action(self, user: str, what: str) -> dict:
+    def action(self, user: str, what: str, chapter: str = "") -> dict:
         """nbgrader's assignment-list extension in the user's own server (what JupyterLab's panel calls)."""
         t = time.monotonic()
         r = self.sessions[user].post(f"{self.server(user)}/assignments/{what}", headers=self.user_xsrf(user),
-                                     data={"course_id": COURSE_ID, "assignment_id": CH}, timeout=300)
-        self.log.append(f"POST [{user}] assignments/{what} ({time.monotonic() - t:.1f} s): {r.status_code}")
+                                     data={"course_id": COURSE_ID, "assignment_id": chapter or CH}, timeout=300)
+        self.log.append(f"POST [{user}] assignments/{what} {chapter or CH} ({time.monotonic() - t:.1f} s): "
+                        f"{r.status_code}")
         assert r.status_code == 200, f"{user} {what}: {r.status_code} {r.text[:300]}"
         reply = r.json()
         assert reply.get("success"), f"{user} {what}: {reply}"
@@ -280,8 +283,6 @@ def round_(klass):
     k = klass
     s1, s2 = k.students
     t0 = time.monotonic()
-    for sub in ("solutions", "chapters"):
-        shutil.rmtree(k.course / sub / CH)
     shutil.copytree(SOLUTIONS, k.course / "solutions" / CH)
     subprocess.run(["chown", "-R", f"{k.inst}:", str(k.course / "solutions")], check=True)
     # The instructor releases the chapter while the servers start (as in a class: released before students come).
@@ -458,7 +459,7 @@ def attacks(klass, round_):
     tries = {
         "rename the course folder": f"mv {c} {ex}/mine",
         "rename inbound": f"mv {c}/inbound {c}/mine",
-        "squat the next chapter's release": f"mkdir -p {c}/outbound/02-autograd",
+        "squat the next chapter's release": f"mkdir -p {c}/outbound/99-next",
         "list other submissions": f"ls {c}/inbound",
         "read the instructor's home": f"ls {k.home(k.inst)}",
         "read the gradebook": f"cat {k.course}/gradebook.db",
@@ -533,9 +534,10 @@ def test_a_student_cannot_touch_the_exchange_or_read_what_is_not_theirs(klass, a
     allowed = [what for what, r in attacks["tries"].items() if r.returncode == 0]
     assert allowed == [], {w: attacks["tries"][w].stdout[:200] for w in allowed}
     assert (klass.exchange / COURSE_ID / "inbound").is_dir()
-    assert not (klass.exchange / COURSE_ID / "outbound" / "02-autograd").exists()
+    assert not (klass.exchange / COURSE_ID / "outbound" / "99-next").exists()
     outbound = klass.exchange / COURSE_ID / "outbound"
-    assert outbound.owner() == klass.inst and sorted(p.name for p in outbound.iterdir()) == [CH]
+    assert outbound.owner() == klass.inst and CH in {p.name for p in outbound.iterdir()}
+    assert all(p.owner() == klass.inst for p in outbound.iterdir())
 
 
 def test_a_submission_as_the_other_student_is_refused_and_her_grade_unchanged(klass, round_, attacks):
@@ -883,3 +885,116 @@ def test_hidepid_hides_other_users_processes(klass, round_):
     assert other not in seen and read.returncode != 0, (seen, read.stdout)
     assert own.returncode == 0 and "cat" in own.stdout
     assert "hidepid" not in machine, machine
+
+
+@pytest.fixture(scope="module")
+def every_chapter(klass, round_):
+    """Every real chapter of the instructor's course (committed solutions/ and chapters/, as make class copied them)
+    through the round an instructor runs (README): release, fetch and submit from the Assignments panel, collect,
+    the sudo autograde, feedback back, fetched and opened in the student's server, export. Student 2 submits every
+    solution; student 1 one wrong answer (the first exercise) in each notebook that has one."""
+    k, (s1, s2) = klass, klass.students
+    real = [c for c in chapters(k.course / "solutions") if c != CH]
+    course = "cd ~/torchcourse && "
+    t0 = time.monotonic()
+    k.run_as(k.inst, course + " && ".join(f"nbgrader release_assignment {c}" for c in real))
+    k.times["every chapter: release"] = time.monotonic() - t0
+    names = {c: sorted(p.stem for p in (k.course / "solutions" / c).glob("*.ipynb")) for c in real}
+    points, first = {}, {}
+    for c in real:
+        for name in names[c]:
+            pts = grade_points(nbformat.read(str(k.course / "solutions" / c / f"{name}.ipynb"), as_version=4))
+            points[c] = points.get(c, 0) + sum(pts.values())
+            if pts:
+                first[(c, name)] = next(iter(pts))
+    expected = {c: {s2: points[c], s1: points[c] - sum(
+        grade_points(nbformat.read(str(k.course / "solutions" / c / f"{n}.ipynb"), as_version=4))[first[(c, n)]]
+        for n in names[c] if (c, n) in first)} for c in real}
+
+    def student_works(user: str) -> None:
+        for c in real:
+            k.action(user, "fetch", c)
+            for name in names[c]:
+                fetched, sol = k.home(user) / c / f"{name}.ipynb", k.course / "solutions" / c / f"{name}.ipynb"
+                wrong = {first[(c, name)]} if user == s1 and (c, name) in first else set()
+                k.put_notebook(user, f"{c}/{name}.ipynb", submission(fetched, sol, wrong=wrong))
+            k.action(user, "submit", c)
+
+    t = time.monotonic()
+    with ThreadPoolExecutor(2) as pool:
+        list(pool.map(student_works, (s1, s2)))
+    k.times["every chapter: fetch, answer, submit (2 students)"] = time.monotonic() - t
+    t = time.monotonic()
+    collected = k.run_as(k.inst, course + " && ".join(f"python -m grader collect {c}" for c in real))
+    k.times["every chapter: collect"] = time.monotonic() - t
+    t = time.monotonic()
+    graded = {}
+    for c in real:
+        graded[c] = k.run_as(k.inst, f"sudo -n {k.prefix}/bin/autograde {c}").stdout if shutil.which("sudo") else \
+            subprocess.run([str(k.prefix / "bin" / "autograde"), c], capture_output=True, text=True, timeout=900,
+                           check=True).stdout
+        k.times[f"every chapter: autograde {c} (2 students, sandbox)"] = time.monotonic() - t
+        t = time.monotonic()
+    t = time.monotonic()
+    k.run_as(k.inst, course + " && ".join(f"python -m grader feedback {c} && release-feedback {c} ." for c in real))
+    with ThreadPoolExecutor(2) as pool:
+        list(pool.map(lambda user: [k.action(user, "fetch_feedback", c) for c in real], (s1, s2)))
+    k.run_as(k.inst, course + "nbgrader export")
+    k.times["every chapter: feedback back and fetched, export"] = time.monotonic() - t
+    text = k.run_as(k.inst, "cat ~/torchcourse/grades.csv").stdout
+    exported = {(r["assignment"], r["student_id"]): float(r["score"]) for r in csv.DictReader(io.StringIO(text))}
+    k.times["every chapter: the whole round"] = time.monotonic() - t0
+    return {"chapters": real, "names": names, "expected": expected, "exported": exported,
+            "collected": collected.stdout + collected.stderr, "graded": graded,
+            "listing": {u: _assignments_panel(k, u) for u in (s1, s2)}}
+
+
+def _assignments_panel(k: Klass, user: str) -> dict:
+    """What the Assignments panel shows the user, per chapter: its latest submission's feedback state and, opened
+    where "view feedback" points, each feedback page's text."""
+    web = k.sessions[user]
+    listing = web.get(f"{k.server(user)}/assignments", params={"course_id": COURSE_ID}, headers=k.user_xsrf(user),
+                      timeout=120).json()
+    assert listing["success"], listing
+    seen = {}
+    for item in listing["value"]:
+        if item["status"] != "submitted" or not item["submissions"]:
+            continue
+        latest = item["submissions"][-1]
+        pages = {}
+        if latest.get("has_local_feedback") and not latest.get("feedback_updated"):
+            folder = latest["local_feedback_path"]
+            files = web.get(f"{k.server(user)}/api/contents/{folder}", headers=k.user_xsrf(user), timeout=60).json()
+            for f in files.get("content", []):
+                if f["name"].endswith(".html"):
+                    r = web.get(f"{k.server(user)}/files/{f['path']}", timeout=60)
+                    pages[f["name"][:-5]] = (r.status_code, re.sub(r"<[^>]+>", " ", r.text))
+        seen[item["assignment_id"]] = {"view_feedback": bool(pages), "pages": pages}
+    return seen
+
+
+def test_every_chapter_goes_through_a_class_round_with_exact_scores(klass, every_chapter):
+    r = every_chapter
+    assert len(r["chapters"]) >= 4, r["chapters"]  # the course's four, and any chapter added since
+    got = {c: {u: r["exported"].get((c, u)) for u in klass.students} for c in r["chapters"]}
+    klass.outcomes["every chapter's round: exported scores (student 1 one wrong a notebook, student 2 all right)"] = \
+        json.dumps(got)
+    why = "\n".join(f"--- {c}\n{out[-1500:]}" for c, out in r["graded"].items())
+    assert got == r["expected"], f"{got} != {r['expected']}\n{why}"
+    for c in r["chapters"]:
+        assert all(f"{c}: {u} -> {u}" in r["collected"] for u in klass.students), r["collected"]
+
+
+def test_every_chapter_s_feedback_is_offered_and_opens_for_each_student(klass, every_chapter):
+    r = every_chapter
+    for user in klass.students:
+        panel = r["listing"][user]
+        for c in r["chapters"]:
+            assert c in panel and panel[c]["view_feedback"], (user, c, panel.get(c))
+            pages = panel[c]["pages"]
+            assert sorted(pages) == r["names"][c], (user, c, sorted(pages))
+            score = f"{user}: {r['expected'][c][user]:g} / {r['expected'][c][klass.students[1]]:g} for the chapter"
+            for name, (status, text) in pages.items():
+                assert status == 200 and score in text, (user, c, name, status, text[:300])
+        klass.outcomes[f"{user}'s Assignments panel: view feedback"] = \
+            ", ".join(f"{c} ({len(panel[c]['pages'])} pages)" for c in r["chapters"] if c in panel)
