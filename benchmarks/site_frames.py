@@ -72,8 +72,7 @@ def page_weights(html: Path) -> list[tuple[str, str, int, int, int]]:
 def redraws(html: Path, pages: list[str]) -> dict[str, list[float]]:
     from playwright.sync_api import sync_playwright
 
-    from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS
-    from tests.helpers.browser import Traffic, offline_context
+    from tests.helpers.browser import CHROMIUM, CHROMIUM_ARGS, Traffic, offline_context
 
     times: dict[str, list[float]] = {}
     traffic = Traffic()
