@@ -218,6 +218,23 @@ def connect(address: str, certs: str | None, timeout: str = "30s"):
     return Client(address, security=security(certs_folder(certs)), timeout=timeout)
 
 
+def scheduler_allowed_failures(dask_scheduler=None) -> int:
+    """Run on the scheduler: how many times it reruns a task whose worker died before calling it failed."""
+    return int(dask_scheduler.allowed_failures)
+
+
+def verify_scheduler(client) -> None:
+    """The scheduler hands a job whose worker died straight back to the grader (allowed-failures 0), which runs
+    it once more, as the local pool does: with Dask's default a job that kills its worker would kill three
+    more before the grader heard of it, and then be run again."""
+    allowed = client.run_on_scheduler(scheduler_allowed_failures)
+    if allowed != 0:
+        raise ClusterRefused(f"the scheduler at {client.scheduler.address} reruns a job whose worker died "
+                             f"{allowed} times (distributed.scheduler.allowed-failures): start it with "
+                             "DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES=0 (grader/README.md, 'Grading on "
+                             "several machines')")
+
+
 def verify_workers(client) -> list[str]:
     """Every worker's course checked against the grader's (ClusterRefused naming the ones that differ);
     the addresses of the workers, none refused. A cluster with no worker is refused too."""

@@ -105,6 +105,23 @@ def test_a_worker_of_another_commit_is_refused_by_name_before_any_job(cluster, c
         cluster.kill("stale")
 
 
+def test_a_scheduler_that_reruns_a_job_whose_worker_died_is_refused(certs, tmp_path):
+    """Dask's default reruns such a job three times on other workers before the grader hears of it: refused
+    by name, by cluster-check and by autograde, before any job."""
+    (tmp_path / "default").mkdir()
+    default = Cluster(tmp_path / "default", certs, allowed_failures=None)
+    try:
+        out = _grader("cluster-check", default.address, "--certs", str(certs))
+        assert out.returncode == 1 and "allowed-failures" in out.stderr and "3 times" in out.stderr, out.stderr
+        root = fixture_course(tmp_path / "course")
+        submit_case(root, "honest-correct")
+        out = _grader("--root", str(root), "autograde", CHAPTER, "--scheduler", default.address, "--certs", str(certs))
+        assert out.returncode == 1 and "ALLOWED_FAILURES=0" in out.stderr, out.stderr
+        assert not list((root / "autograded").glob("*/*/.torchcourse-grade.json"))
+    finally:
+        default.close()
+
+
 def test_no_cluster_without_tls_and_the_course_certificate(cluster, certs, tmp_path):
     from distributed import Client
     from distributed.security import Security

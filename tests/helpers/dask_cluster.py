@@ -30,7 +30,7 @@ def install_course(dest: Path, commit: str) -> Path:
 
 
 class Cluster:
-    def __init__(self, base: Path, certs: Path) -> None:
+    def __init__(self, base: Path, certs: Path, allowed_failures: str | None = "0") -> None:
         self.base, self.certs = base, certs
         self.procs: dict[str, subprocess.Popen] = {}
         self.logs: dict[str, Path] = {}
@@ -39,7 +39,9 @@ class Cluster:
         sched_file = base / "scheduler.json"
         # The scheduler unpickles each task (its function by reference): it has the course installed too.
         install = install_course(base / "scheduler-install", self.commit)
-        env = {**self._env(install), "DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES": "0"}
+        env = self._env(install)
+        if allowed_failures is not None:  # None: Dask's default, as a scheduler started without the README's
+            env["DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES"] = allowed_failures
         self._start("scheduler", [DASK, "scheduler", "--protocol", "tls", "--host", "127.0.0.1", "--port", "0",
                                   "--no-dashboard", "--scheduler-file", str(sched_file), *self._tls("scheduler")],
                     base, env)
