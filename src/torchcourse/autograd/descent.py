@@ -130,6 +130,10 @@ def _contours(surface: str) -> list:
     return segments
 
 
+#: The key's lines sit on white, not on the contours' grey, so their colours keep their contrast.
+_KEY_BOX = {"fc": "white", "ec": "none", "pad": 1.0}
+
+
 def draw_descent(state: DescentState, ax=None) -> Figure:
     """Contours of log(1 + loss), the correct trajectory in blue, the forgetful one in red."""
     fig, ax = figure_and_axes(ax, figsize=(6.0, 4.6))
@@ -138,13 +142,13 @@ def draw_descent(state: DescentState, ax=None) -> Figure:
     good = np.array(state.correct)
     ax.plot(good[:, 0], good[:, 1], "o-", color="#4c72b0", ms=3, lw=1.2)
     ax.text(0.02, 0.97, "blue: zero_grad() each step", color="#4c72b0", fontsize=8, transform=ax.transAxes,
-            va="top")
+            va="top", bbox=_KEY_BOX)
     if state.forgetful is not None:
         bad = np.array(state.forgetful)
         ax.plot(bad[:, 0], bad[:, 1], "s--", color="#c44e52", ms=3, lw=1.2)
         ax.text(0.02, 0.91, "red: zero_grad() forgotten", color="#c44e52", fontsize=8, transform=ax.transAxes,
-                va="top")
-    ax.plot(*good[0], "k*", ms=10)
+                va="top", bbox=_KEY_BOX)
+    ax.plot(*good[0], "k*", ms=10, zorder=4)  # the start, above the key's white box
     ax.set_xlim(x0, x1)
     ax.set_ylim(y0, y1)
     # No ticks (they cost more than the whole drawing); the box's corners are named in the title instead.

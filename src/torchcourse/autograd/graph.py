@@ -489,7 +489,7 @@ def draw_graph(state: GraphState, ax=None) -> Figure:
         heads.append(_arrowhead(keep[-1], keep[-2]))
         if k in sent_now:  # label only what the current step sent; the boxes show what arrived earlier
             mid = keep[len(keep) // 2]
-            ax.text(mid[0], mid[1], sent_now[k], fontsize=7, color="#1d6f65", ha="center", va="center",
+            ax.text(mid[0], mid[1], sent_now[k], fontsize=8, color="#1d6f65", ha="center", va="center",
                     bbox={"fc": "white", "ec": "none", "pad": 0.3})
     ax.add_collection(LineCollection(lines, colors=colours, linewidths=1.0))
     ax.add_collection(PolyCollection(heads, facecolors=colours, edgecolors="none"))
@@ -511,12 +511,13 @@ def draw_graph(state: GraphState, ax=None) -> Figure:
         if node.value:
             label.append(f"value {node.value}")
         if node.id == now and len(got[node.id]) > 1:  # the sum the engine formed, arriving at the node
-            label.append(f"grad {_short(got[node.id])} = {state.steps[state.step - 1].received}")
+            # on two lines: on one, a sum of two long numbers runs past the box's edge, over its border
+            label += [f"grad {_short(got[node.id])}", f"= {state.steps[state.step - 1].received}"]
         elif got[node.id]:
             label.append(f"grad {_short(got[node.id])} ({len(got[node.id])}/{indeg.get(node.id, 0)})")
         _text_at(label, x, y, texts)
     ax.add_collection(PatchCollection(boxes, facecolors=faces, edgecolors="#333333", linewidths=widths, zorder=0.5))
-    ax.add_artist(patch(texts, zorder=3))
+    ax.add_artist(patch(texts, size=_FONT, zorder=3))
     xs = [p[0] for p in pos.values()]
     ys = [p[1] for p in pos.values()]
     ax.set_xlim(min(xs) - _BOX_W * 0.6, max(xs) + _BOX_W * 0.6)

@@ -26,6 +26,7 @@ from matplotlib.patches import Rectangle
 from matplotlib.transforms import Affine2D
 
 from torchcourse.autograd.textpaths import patch, place
+from torchcourse.figure_text import GREY_ON_WHITE, text_colour_on
 from torchcourse.widgets import Explorer, figure_and_axes
 
 _W = torch.tensor([[1.0, -2.0, 0.5], [0.0, 1.5, -1.0]], dtype=torch.float64)
@@ -111,13 +112,13 @@ def draw_jacobian(state: JacobianState, ax=None) -> Figure:
     m, n = state.m, state.n
     jac = torch.tensor(state.jacobian)
     scale = float(jac.abs().max()) or 1.0
-    ax.imshow(jac.numpy(), cmap="RdBu", vmin=-scale, vmax=scale, extent=(0, n, m, 0), aspect="equal")
+    heat = ax.imshow(jac.numpy(), cmap="RdBu", vmin=-scale, vmax=scale, extent=(0, n, m, 0), aspect="equal")
     size = 0.22
     dark, light, red, grey = [], [], [], []
     for i in range(m):
         for j in range(n):
             # the y axis points down here: flip each outline so the text reads upright
-            target = dark if abs(state.jacobian[i][j]) > 0.6 * scale else light
+            target = dark if text_colour_on(heat.to_rgba(state.jacobian[i][j])) == "white" else light
             target.append(_flip(place(f"{state.jacobian[i][j]:.3g}", j + 0.5, -(i + 0.5), size)))
         light.append(_flip(place(state.outputs[i], n + 0.12, -(i + 0.5), size, ha="left")))
         if state.v is not None:
@@ -132,9 +133,9 @@ def draw_jacobian(state: JacobianState, ax=None) -> Figure:
         for j, g in enumerate(state.vjp):
             light.append(_flip(place(f"{g:.3g}", j + 0.5, -(top + 0.5), size)))
         red.append(_flip(place("x.grad = v^T J", -0.15, -(top + 0.5), size, ha="right")))
-    for paths, colour in ((light, "black"), (dark, "white"), (red, "#c44e52"), (grey, "#999999")):
+    for paths, colour in ((light, "black"), (dark, "white"), (red, "#c44e52"), (grey, GREY_ON_WHITE)):
         if paths:
-            ax.add_artist(patch(paths, colour, zorder=3))
+            ax.add_artist(patch(paths, colour, size=size, zorder=3))
     ax.set_xlim(-2.4, n + 1.0)
     ax.set_ylim(m + 1.6, -0.8)
     ax.text(0.5, 1.02, f"{state.function}: J is {m}x{n}\nfull J: {m} VJPs (jacrev) or {n} JVPs (jacfwd)",

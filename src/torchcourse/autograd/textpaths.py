@@ -27,6 +27,14 @@ def place(text: str, x: float, y: float, size: float, ha: str = "center") -> Pat
     return text_path(text, size, ha).transformed(Affine2D().translate(x, y))
 
 
-def patch(paths: list[Path], colour: str = "black", **kwargs) -> PathPatch:
-    """All the given outlines as one patch (add it with ``ax.add_artist``: fitting limits to glyphs is slow)."""
-    return PathPatch(Path.make_compound_path(*paths), fc=colour, lw=0, **kwargs)
+#: The attribute a patch of outlines keeps its labels in, ``[(outline, size)]``: the figure-text test
+#: (tests/unit/test_figure_text.py) measures each label's contrast and size as it does a Text's.
+LABELS = "_torchcourse_text_labels"
+
+
+def patch(paths: list[Path], colour: str = "black", *, size: float, **kwargs) -> PathPatch:
+    """All the given outlines, each ``size`` units tall, as one patch (add it with ``ax.add_artist``:
+    fitting limits to glyphs is slow)."""
+    outlines = PathPatch(Path.make_compound_path(*paths), fc=colour, lw=0, **kwargs)
+    setattr(outlines, LABELS, [(path, size) for path in paths])
+    return outlines

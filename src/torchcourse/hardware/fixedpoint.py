@@ -67,6 +67,9 @@ def fixed_point_view(int_bits: int, value: float) -> FixedView:
                      wrapped_code * step, lo, hi, step, _SIGMOID_X.numpy(), pwl, msg + ".")
 
 
+#: The figure's smallest text: it is 9 in wide, wider than the site's column, which shows it at about 85 %
+#: (9 pt at 90 dpi is 11 px, 9.6 px as shown).
+TEXT_PT = 9
 _BIT_COLOURS = {"sign": "#c44e52", "int": "#4c72b0", "frac": "#55a868"}
 
 
@@ -87,23 +90,24 @@ def draw_fixed(view: FixedView, fig: Figure | None = None, region=(0.0, 0.0, 1.0
                                  alpha=0.9 if bit == "1" else 0.15, ec="black", lw=0.5))
     groups = [view.bits[0], view.bits[1:1 + view.int_bits], view.bits[1 + view.int_bits:]]
     fig.text(x0 + 0.02 * w, y0 + 0.85 * h, f"Q{view.int_bits}.{view.frac_bits}: sign (red), integer (blue), "
-             "fraction (green)", fontsize=8)
+             "fraction (green)", fontsize=TEXT_PT)
     fig.text(x0 + 0.02 * w, y0 + 0.42 * h,
              "bits: " + " | ".join(g for g in groups if g) + "   (dark = 1)\n"
              + f"{view.value:g} -> {view.represented:.6g} (error {view.error:+.2g})"
-             + ("  SATURATED" if view.overflow else ""), fontsize=8, family="monospace", va="top", linespacing=1.8)
+             + ("  SATURATED" if view.overflow else ""),
+             fontsize=TEXT_PT, family="monospace", va="top", linespacing=1.8)
     ax = fig.add_axes((x0 + 0.62 * w, y0 + 0.15 * h, 0.36 * w, 0.68 * h))
     true = 1 / (1 + np.exp(-view.sigmoid_x))
     ax.plot(view.sigmoid_x, true, color="black", lw=1)
     if not np.isnan(view.sigmoid_pwl).all():
         ax.plot(view.sigmoid_x, view.sigmoid_pwl, color="#c44e52", lw=1, ls="--")
-        ax.set_title(f"sigmoid (black), NFU-3 in this format (red): max error "
-                     f"{np.nanmax(np.abs(view.sigmoid_pwl - true)):.3g}", fontsize=8)
+        ax.set_title(f"sigmoid (black), NFU-3 in this format (red):\nmax error "
+                     f"{np.nanmax(np.abs(view.sigmoid_pwl - true)):.3g}", fontsize=TEXT_PT)
     else:
-        ax.set_title("knots at +-8 do not fit this format", fontsize=8)
+        ax.set_title("knots at +-8 do not fit this format", fontsize=TEXT_PT)
     ax.set_xticks([-10, 0, 10])
     ax.set_yticks([0, 1])
-    ax.tick_params(labelsize=7)
+    ax.tick_params(labelsize=TEXT_PT)
     return fig
 
 

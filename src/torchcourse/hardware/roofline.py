@@ -370,7 +370,7 @@ def draw_roofline(state: RooflineState, ax=None) -> Figure:
     ax.set_xlabel("arithmetic intensity (operations per byte, log scale)")
     ax.set_ylabel("attainable operations per second (log scale)")
     ax.set_title(f"{state.operation}, n={state.n}, {state.dtype}", fontsize=9)
-    ax.legend(fontsize=7, loc="upper left")
+    ax.legend(fontsize=8, loc="upper left")
     return fits_canvas(fig, left=0.2, right=0.95, bottom=0.12, top=0.93) if own else fig
 
 
@@ -405,7 +405,7 @@ def static_roofline(cpu: Machine | None = None) -> Figure:
         for op, height in zip(OPERATIONS, [8.5, 8.5, 10.5]):
             s = roofline_point(op, 512 if op != OPERATIONS[2] else 56, dtype, cpu)
             ax.axvline(np.log10(s.intensity), color="grey", ls=":", lw=1)
-            ax.text(np.log10(s.intensity) + 0.06, height, op.split()[0], rotation=90, fontsize=7)
+            ax.text(np.log10(s.intensity) + 0.06, height, op.split()[0], rotation=90, fontsize=8)
         ax.set_title(f"{dtype}: matmul (n=512), add (n=512), conv2d (56x56); dotted: all bytes", fontsize=9)
     fig.tight_layout()
     return fig

@@ -39,6 +39,7 @@ import numpy as np
 import torch
 from matplotlib.figure import Figure
 
+from torchcourse.figure_text import text_colour_on
 from torchcourse.widgets import Explorer, figure_and_axes, fits_canvas
 
 PE = Callable[[torch.Tensor, torch.Tensor, torch.Tensor], tuple[torch.Tensor, torch.Tensor]]
@@ -311,11 +312,11 @@ def draw_frame(frame: Frame, ax=None) -> Figure:
     streamed, caption = _CAPTIONS.get(frame.dataflow, _CAPTIONS["ws"])
     if frame.rows * frame.cols <= 16:
         for (i, j), busy in np.ndenumerate(frame.busy):
-            if busy:
+            if busy:  # coolwarm's ends are dark: each label in whichever of black or white reads on its PE
                 ax.text(j, i, f"{streamed}={int(frame.activations[i, j])}\n\u03a3={int(frame.psums[i, j])}",
-                        ha="center", va="center", fontsize=7)
+                        ha="center", va="center", fontsize=8, color=text_colour_on(rgb[i, j]))
     ax.axis("off")
-    ax.text(0.5, -0.04, caption, transform=ax.transAxes, ha="center", va="top", fontsize=7)
+    ax.text(0.5, -0.04, caption, transform=ax.transAxes, ha="center", va="top", fontsize=8)
     ax.set_title(f"{frame.dataflow.upper()}, {frame.rows}x{frame.cols} array, M={frame.m} K={frame.k} N={frame.n}: "
                  f"stream cycle {frame.cycle + 1}/{frame.steps}", fontsize=8)
     return fits_canvas(fig, left=0.02, right=0.98, bottom=0.07, top=0.93) if own else fig

@@ -42,6 +42,9 @@ CAPACITY_GB = 80.0       # one H100's memory, drawn as a line on the memory pane
 KINDS = ("parameters", "gradients", "optimizer", "activations")
 COLOURS = {"parameters": "#4c72b0", "gradients": "#dd8452", "optimizer": "#55a868", "activations": "#c44e52"}
 TIME_COLOURS = {"compute": "#4c72b0", "communicate": "#c44e52"}
+#: The figure's smallest text: it is 9 in wide, wider than the site's column, which shows it at about 85 %
+#: (9 pt at 90 dpi is 11 px, 9.6 px as shown).
+TEXT_PT = 9
 
 
 @dataclass(frozen=True)
@@ -218,19 +221,21 @@ class PlanFigure:
         self.timeline = self.ax_time.add_collection(PolyCollection([], edgecolors="none"), autolim=False)
         # Labels at fixed distances (points) from their axes, with room for the widest tick labels.
         fixed = Fixed(self.figure)
-        fixed.key(self.ax_mem, [(k, COLOURS[k]) for k in KINDS])
-        fixed.ylabel(self.ax_mem, "memory (GB, model)", 27.0, fontsize=8)
-        fixed.xlabel(self.ax_time, "time in one step (ms, model): blue compute, red communication", 18.0, fontsize=8)
-        fixed.ylabel(self.ax_time, "device", 15.5, fontsize=8)
+        fixed.key(self.ax_mem, [(k, COLOURS[k]) for k in KINDS], fontsize=TEXT_PT)
+        fixed.ylabel(self.ax_mem, "memory (GB, model)", 27.0, fontsize=TEXT_PT)
+        fixed.xlabel(self.ax_time, "time in one step (ms, model): blue compute, red communication", 18.0,
+                     fontsize=TEXT_PT)
+        fixed.ylabel(self.ax_time, "device", 15.5, fontsize=TEXT_PT)
         pin_label(self.ax_mem.xaxis, 14.5)  # the bytes sent: it changes with the plan
         self.capacity = self.ax_mem.axhline(CAPACITY_GB, color="#444", linestyle="--", linewidth=0.8)
-        self.capacity_label = self.ax_mem.text(1.0, CAPACITY_GB, f" {CAPACITY_GB:.0f} GB GPU", fontsize=7,
+        self.capacity_label = self.ax_mem.text(1.0, CAPACITY_GB, f" {CAPACITY_GB:.0f} GB GPU", fontsize=TEXT_PT,
                                                va="bottom", ha="right", color="#444",
+                                               bbox={"fc": "white", "ec": "none", "pad": 1.0},  # not on a bar
                                                transform=self.ax_mem.get_yaxis_transform())
         self.ax_mem.locator_params(axis="y", nbins=3)
         self.ax_time.locator_params(axis="x", nbins=4)
         for ax in axes:
-            ax.tick_params(labelsize=7)
+            ax.tick_params(labelsize=TEXT_PT)
         # Device axes need no tick marks: the bars and rows are the marks.
         self.ax_mem.tick_params(axis="x", length=0)
         self.ax_time.tick_params(axis="y", length=0)
@@ -253,7 +258,7 @@ class PlanFigure:
         self.ax_mem.set_xlim(-0.6, n - 0.4)
         self.ax_mem.set_ylim(0, self.headroom * max(tops))  # room for the key above the tallest bar
         self.capacity_label.set_visible(CAPACITY_GB < self.headroom * max(tops))  # the line clips itself
-        self.ax_mem.set_xlabel(sent_label(plan_.sent), fontsize=8 if n <= 8 else 7)
+        self.ax_mem.set_xlabel(sent_label(plan_.sent), fontsize=TEXT_PT)
         self.ax_mem.set_title(f"{plan_.strategy}: memory per device", fontsize=9, y=1.0)  # y: not re-placed
         # Compute on a device's upper row, communication on its lower one (the y axis runs downwards).
         rects, colours = [], []

@@ -63,14 +63,26 @@ class Fixed(Artist):
         self._key = None
         self._image: np.ndarray | None = None
         self._corner = (0, 0)
+        self._drawing = False
         fig.add_artist(self)
         self.set_zorder(5)
 
     def add(self, artist: Artist) -> Artist:
         artist.set_figure(self.get_figure(root=True))
+        artist.stale_callback = self._child_changed
         self.children.append(artist)
         self._key = None
         return artist
+
+    def _child_changed(self, _artist: Artist, stale: bool) -> None:
+        # A child changed after all (its colour, its text): draw them afresh rather than paste the old image.
+        if stale and not self._drawing:  # drawing a Text sets and restores its text: not a change
+            self._key = None
+            self.stale = True
+
+    def get_children(self) -> list[Artist]:
+        """The fixed artists (so ``findobj`` and the figure-text test find their texts)."""
+        return list(self.children)
 
     def text(self, x: float, y: float, s: str, transform, **kwargs) -> Text:
         return self.add(Text(x, y, s, transform=transform, **kwargs))
@@ -88,7 +100,7 @@ class Fixed(Artist):
         return self.text(0.0, 0.5, s, ax.transAxes + _away(ax, -points, 0), ha="center", va="bottom",
                          rotation=90, rotation_mode="anchor", **kwargs)
 
-    def key(self, ax, entries: Sequence[tuple[str, str]], fontsize: float = 7, outside: bool = False) -> None:
+    def key(self, ax, entries: Sequence[tuple[str, str]], fontsize: float = 8, outside: bool = False) -> None:
         """A key at ``ax``'s upper right corner: each (label, colour) as a label and a square of that colour;
         inside the axes (labels end at the squares), or ``outside`` to their right (labels after the squares)."""
         corner = ScaledTranslation(1, 1, ax.transAxes)
@@ -114,8 +126,12 @@ class Fixed(Artist):
         key = (renderer.width, renderer.height, renderer.dpi, tuple(tuple(ax.get_position().bounds) for ax in fig.axes))
         if key != self._key:
             scratch = RendererAgg(renderer.width, renderer.height, renderer.dpi)  # transparent
-            for a in self.children:
-                a.draw(scratch)
+            self._drawing = True
+            try:
+                for a in self.children:
+                    a.draw(scratch)
+            finally:
+                self._drawing = False
             rgba = np.asarray(scratch.buffer_rgba())
             rows = np.flatnonzero(rgba[..., 3].any(axis=1))
             cols = np.flatnonzero(rgba[..., 3].any(axis=0))

@@ -19,6 +19,7 @@ import ipywidgets as widgets
 import numpy as np
 from matplotlib.figure import Figure
 
+from torchcourse.figure_text import text_colour_on
 from torchcourse.parallel.redraw import Fixed, agg_figure
 from torchcourse.parallel.ring import chunk_bounds, schedule
 from torchcourse.widgets import Explorer, fits_canvas
@@ -94,7 +95,7 @@ class RingFigure:
         self.counts = [ax.text(0, 0, "", ha="center", va="center", fontsize=8) for _ in range(NUMBERED ** 2)]
         self.sends = ax.scatter([], [], marker="^", color="#c44e52", s=30, label="sends")
         self.receives = ax.scatter([], [], marker="o", facecolors="none", edgecolors="#c44e52", s=30, label="receives")
-        ax.tick_params(labelsize=7)
+        ax.tick_params(labelsize=8)
         fixed = Fixed(self.figure)
         fixed.xlabel(ax, f"chunk  ({EXPLAINED})" if self.own else "chunk", 18.0, fontsize=8)
         fixed.ylabel(ax, "rank", 15.0, fontsize=8)
@@ -112,7 +113,7 @@ class RingFigure:
                 r, c, k = cell
                 text.set_position((c, r))
                 text.set_text(f"{k}/{n}")
-                text.set_color("white" if k == n else "black")
+                text.set_color(text_colour_on(self.image.to_rgba(k / n)))
         msgs = frame.messages
         self.sends.set_offsets(np.array([(c + 0.3, s) for s, _, c in msgs], dtype=float).reshape(-1, 2))
         self.receives.set_offsets(np.array([(c + 0.3, d) for _, d, c in msgs], dtype=float).reshape(-1, 2))

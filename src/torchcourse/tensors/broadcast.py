@@ -258,7 +258,7 @@ def _draw_table(canvas: _Canvas, state: BroadcastState, top: float) -> None:
     ax = canvas.ax
     for k, c in enumerate(state.columns):
         x = k
-        ax.text(x + _CELL_W / 2, top + 0.15, f"dim {c.dim}", ha="center", va="bottom", fontsize=7, color="#555555")
+        ax.text(x + _CELL_W / 2, top + 0.15, f"dim {c.dim}", ha="center", va="bottom", fontsize=8, color="#555555")
         for row, (name, size, stretched) in enumerate((("a", c.size_a, c.stretched_a),
                                                        ("b", c.size_b, c.stretched_b))):
             y = top - 1 - row
@@ -297,7 +297,7 @@ def _draw_grid(canvas: _Canvas, x0: float, top: float, title: str, grid: list[li
                 seen.add(index)
                 canvas.rect(x, y, _GRID * 0.92, _GRID * 0.92, colour, 0.75)
                 canvas.ax.text(x + _GRID * 0.46, y + _GRID * 0.46, f"{label}{index}", ha="center", va="center",
-                               fontsize=6.5)
+                               fontsize=8)
     canvas.ax.text(x0, top + 0.1, title, ha="left", va="bottom", fontsize=8)
 
 
@@ -330,7 +330,7 @@ def draw_broadcast(state: BroadcastState, ax=None) -> Figure:
         corner = " (top-left corner)" if rows > GRID_ROWS or cols > GRID_COLS else ""
         ax.text(-3.0, grid_top - _GRID * len(grid) - 0.2,
                 f"last two dims{corner}; aK = stored element K; hatched = read again, stride 0",
-                ha="left", va="top", fontsize=7, color="#555555")
+                ha="left", va="top", fontsize=8, color="#555555")
         width = max(width, x)
         bottom = grid_top - _GRID * GRID_ROWS - 0.8
     elif not state.ok:
