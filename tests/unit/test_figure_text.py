@@ -1,7 +1,9 @@
-"""Every text in every widget's figure is readable on the page: WCAG 2.1 AA contrast, and large enough.
+"""Every text in every widget's figure, and in every static stand-in figure the notebooks show, is
+readable on the page: WCAG 2.1 AA contrast, and large enough.
 
 The site shows the figures as PNG pictures, which a browser's accessibility checker cannot read, so
-this measures the pictures themselves, for every widget of every chapter: each state the site's
+this measures the pictures themselves: every static figure function (``static_*``) a solution notebook
+imports from the course's package and calls, and for every widget of every chapter each state the site's
 player has a frame for (the site's frame space: its extremes, such as the systolic array's largest
 partial sums or the ring's fullest step, included), plus each control's ends from the widget's
 start. For every text drawn, the figure is drawn a second time with all text transparent (a text's
@@ -12,11 +14,14 @@ its size on the page, ``MIN_TEXT_PX``.
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import importlib
 import io
+import re
 from dataclasses import dataclass
 
+import nbformat
 import numpy as np
 import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -24,11 +29,12 @@ from matplotlib.colors import to_hex, to_rgba
 from matplotlib.text import Text
 from PIL import Image
 
-from tests.helpers.notebooks import ROOT
+from tests.helpers.notebooks import ROOT, solution_notebooks
 from torchcourse.autograd.textpaths import LABELS
 from torchcourse.budgets import package_for
 from torchcourse.contract import chapters
 from torchcourse.figure_text import MIN_CONTRAST, relative_luminance
+from torchcourse.hardware.roofline import Machine
 from torchcourse.widgets import figure_png
 
 DPI = 90  # figure_png's
@@ -42,12 +48,37 @@ MIN_TEXT_PX = 9.0
 STRAY = 0.05
 
 CHAPTERS = chapters(ROOT / "solutions")
+#: What a notebook passes a static figure that it measured first: a CPU's roofline as 04-hardware 4.1
+#: measures it (a 2-thread laptop's order of magnitude; its line and key entry are what matter here).
+MEASURED_ARGUMENTS = {"static_roofline": (Machine("this CPU (2 thread(s), measured)", {"float32": 1.0e11}, 1.5e10,
+                                                  "measured in this notebook"),)}
 
 
 def _widget_specs():
     for chapter in CHAPTERS:
         for spec in importlib.import_module(package_for(chapter)).BUDGETS.widgets:
             yield pytest.param(spec, id=f"{chapter}/{spec.cls}")
+
+
+def _static_figures():
+    """Every ``static_*`` function a solution notebook imports from torchcourse and calls: the stand-ins
+    shown in print and on the site for readers without a kernel."""
+    found = {}
+    for path in solution_notebooks():
+        imported, called = {}, set()
+        for cell in nbformat.read(path, as_version=4).cells:
+            if cell.cell_type != "code":
+                continue
+            source = "\n".join(line for line in cell.source.splitlines() if not line.lstrip().startswith(("%", "!")))
+            for node in ast.walk(ast.parse(source)):
+                if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("torchcourse"):
+                    imported.update({a.asname or a.name: (node.module, a.name) for a in node.names
+                                     if a.name.startswith("static_")})
+                elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+                    called.add(node.func.id)
+        for name in called & imported.keys():
+            found.setdefault(imported[name], path.relative_to(ROOT / "solutions").parent.name)
+    return [pytest.param(module, name, id=f"{chapter}/{name}") for (module, name), chapter in sorted(found.items())]
 
 
 def _states(widget) -> list[dict]:
@@ -89,9 +120,12 @@ class _Label:
 
 
 def _labels(fig, renderer) -> list[_Label]:
-    found = []
+    found, undrawn = [], set()
+    for ax in fig.axes:  # a hidden axes' texts, and an axis-off axes' tick labels, keep their own visible flag
+        hidden = [ax] if not ax.get_visible() else [] if ax.axison else [ax.xaxis, ax.yaxis]
+        undrawn.update(id(t) for part in hidden for t in part.findobj(Text))
     for t in fig.findobj(Text):
-        if t.get_visible() and t.get_text().strip():
+        if t.get_visible() and t.get_text().strip() and id(t) not in undrawn:
             found.append(_Label(" ".join(t.get_text().split())[:40], t, t.get_color(), t.get_window_extent(renderer),
                                 t.get_fontsize() * fig.dpi / 72))
     for outlines in fig.findobj(lambda a: hasattr(a, LABELS)):
@@ -178,6 +212,23 @@ def test_every_text_in_every_state_is_readable(spec):
     assert tried, f"{spec.cls}: no state drew a figure"
     report = sorted(bad.values(), key=lambda why: "contrast" not in why)
     assert not bad, f"{spec.cls}: {len(bad)} unreadable texts, e.g.\n" + "\n".join(report[:12])
+
+
+@pytest.mark.parametrize(("module", "name"), _static_figures())
+def test_every_text_in_every_static_figure_is_readable(module, name):
+    fig = getattr(importlib.import_module(module), name)(*MEASURED_ARGUMENTS.get(name, ()))
+    scale = _shown_scale(fig)
+    bad = dict(_problems(fig, scale))
+    report = sorted((f"{text.rsplit(' ', 1)[0]}: {why}" for text, why in bad.items()),
+                    key=lambda why: "contrast" not in why)
+    assert not bad, f"{name} (shown at {scale:.0%}): {len(bad)} unreadable texts, e.g.\n" + "\n".join(report[:12])
+
+
+def test_the_static_figures_measured_are_all_the_notebooks_call():
+    # The list above reads the notebooks' imports; a plain search of their code must find no other static_ call.
+    called = {name for path in solution_notebooks() for cell in nbformat.read(path, as_version=4).cells
+              if cell.cell_type == "code" for name in re.findall(r"\b(static_\w+)\(", cell.source)}
+    assert called and called == {param.values[1] for param in _static_figures()}
 
 
 def test_the_contrast_the_test_measures_is_wcags():

@@ -182,8 +182,9 @@ class DescentPlayground(Explorer):
 
 def static_descent_playground() -> Figure:
     """Both surfaces at a safe step size, each with the forgetful run beside the correct one."""
-    fig = Figure(figsize=(12, 4.6))
-    for ax, (surface, lr) in zip(fig.subplots(1, 2), (("elongated bowl", 0.1), ("banana valley", 0.02))):
+    # One above the other: narrow enough for the page's column to show it at full size.
+    fig = Figure(figsize=(7.4, 9.2))
+    for ax, (surface, lr) in zip(fig.subplots(2, 1), (("elongated bowl", 0.1), ("banana valley", 0.02))):
         draw_descent(descend(surface, lr, 0.0, 40, True), ax=ax)
     fig.tight_layout()
     return fig

@@ -560,7 +560,7 @@ class GraphExplorer(Explorer):
 
 def static_graph_explorer() -> Figure:
     """``x * y + x`` before backward, after two steps, after three, and done: the explorer's stand-in."""
-    fig = Figure(figsize=(13, 9))
+    fig = Figure(figsize=(7.6, 7.4))  # narrow enough for the page's column to show it at full size
     axes = fig.subplots(2, 2)
     for ax, step in zip(axes.flat, (0, 2, 3, None)):
         draw_graph(record("x * y + x", 2.0, 3.0, step=step), ax=ax)

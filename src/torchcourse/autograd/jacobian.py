@@ -171,8 +171,11 @@ class JacobianExplorer(Explorer):
 
 def static_jacobian_explorer() -> Figure:
     """W tanh(x) with v = (1, 0), (0, 1) and (1, 1): a one-hot v picks a row of J, any v a weighted sum."""
-    fig = Figure(figsize=(13, 4.6))
-    for ax, v in zip(fig.subplots(1, 3), ("1, 0", "0, 1", "1, 1")):
+    # Two above, the third centred below: narrow enough for the page's column to show it at full size.
+    fig = Figure(figsize=(7.6, 6.6))
+    grid = fig.add_gridspec(2, 4)  # quarters, so the third panel is as wide as the others
+    axes = [fig.add_subplot(grid[0, :2]), fig.add_subplot(grid[0, 2:]), fig.add_subplot(grid[1, 1:3])]
+    for ax, v in zip(axes, ("1, 0", "0, 1", "1, 1")):
         draw_jacobian(explore("W tanh(x) (3 -> 2)", v), ax=ax)
     fig.tight_layout()
     return fig

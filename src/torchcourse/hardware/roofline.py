@@ -397,8 +397,9 @@ class RooflineExplorer(Explorer):
 
 def static_roofline(cpu: Machine | None = None) -> Figure:
     """Matmul, add and conv2d in float32 and int8: the explorer's stand-in."""
-    fig = Figure(figsize=(12, 4.2))
-    axes = fig.subplots(1, 2)
+    # One above the other: narrow enough for the page's column to show it at full size.
+    fig = Figure(figsize=(7.4, 8.4))
+    axes = fig.subplots(2, 1)
     for ax, dtype in zip(axes, ["float32", "int8"]):
         state = roofline_point(OPERATIONS[0], 512, dtype, cpu)
         draw_roofline(state, ax=ax)

@@ -352,23 +352,28 @@ class SystolicAnimator(Explorer):
 
 
 def static_systolic_strip(rows: int = 4, cols: int = 4, m: int = 5, cycles=(0, 2, 4, 6, 8, 10)) -> Figure:
-    """A strip of frames of one 4x4 tile: the stand-in for readers without a kernel."""
-    fig = Figure(figsize=(3.0 * len(cycles), 3.2))
-    axes = fig.subplots(1, len(cycles))
+    """Frames of one 4x4 tile, three to a row: the stand-in for readers without a kernel."""
+    # Three frames to a row: narrow enough for the page's column to show it at full size.
+    per_row = min(3, len(cycles))
+    rows_of_frames = (len(cycles) + per_row - 1) // per_row
+    fig = Figure(figsize=(2.5 * per_row, 2.9 * rows_of_frames + 0.4))
+    axes = list(fig.subplots(rows_of_frames, per_row, squeeze=False).flat)
+    for ax in axes[len(cycles):]:
+        ax.set_visible(False)
     for ax, c in zip(axes, cycles):
         draw_frame(systolic_frame(rows, cols, m, rows, cols, c), ax=ax)
         ax.set_title(f"cycle {c + 1}", fontsize=9)
         ax.texts[-1].remove()                       # one caption for the strip, below
-    fig.suptitle("A 4x4 weight-stationary array, M = 5: activations flow right, partial sums flow down; "
-                 "colour: the partial sum passed down; grey: idle", fontsize=9, y=0.02, va="bottom")
-    fig.tight_layout(rect=(0, 0.06, 1, 1))
+    fig.suptitle("A 4x4 weight-stationary array, M = 5: activations flow right, partial sums flow\n"
+                 "down; colour: the partial sum passed down; grey: idle", fontsize=9, y=0.01, va="bottom")
+    fig.tight_layout(rect=(0, 0.4 / fig.get_figheight(), 1, 1))
     return fig
 
 
 def static_dataflow_strip(size: int = 4, cycle: int = 4) -> Figure:
     """The same cycle of a size x size tile (M = K = N = size) in each dataflow: the stand-in beside the
     animator in ``04-dataflows-and-memory``."""
-    fig = Figure(figsize=(10.5, 3.8))
+    fig = Figure(figsize=(7.6, 3.6))  # narrow enough for the page's column to show it at full size
     axes = fig.subplots(1, 3)
     moves = {"ws": "a \u2192, \u03a3 \u2193, weights stay", "os": "a \u2192, w \u2193, \u03a3 stays",
              "is": "w \u2192, \u03a3 \u2193, inputs stay"}
@@ -377,7 +382,7 @@ def static_dataflow_strip(size: int = 4, cycle: int = 4) -> Figure:
         ax.texts[-1].remove()                       # one caption for the strip, below; the moves in the title
         ax.set_title(f"{flow.upper()}: {moves[flow]}", fontsize=9)
     fig.suptitle(f"Stream cycle {cycle + 1} of a {size}x{size} tile, M = K = N = {size}: weight-, output- and "
-                 "input-stationary; colour: the sum each PE passes down or holds; grey: idle",
-                 fontsize=9, y=0.02, va="bottom")
-    fig.tight_layout(rect=(0, 0.06, 1, 1))
+                 "input-stationary;\ncolour: the sum each PE passes down or holds; grey: idle",
+                 fontsize=9, y=0.01, va="bottom")
+    fig.tight_layout(rect=(0, 0.1, 1, 1))
     return fig

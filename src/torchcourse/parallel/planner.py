@@ -309,9 +309,10 @@ class ParallelismPlanner(Explorer):
 
 def static_planner() -> Figure:
     """DataParallel, DDP, FSDP and tensor parallelism for a 7B model, batch 16, 4 devices."""
-    fig = Figure(figsize=(14, 9))
+    # The explorer's width, four rows high: the page's column shows it at the same scale as the explorer.
+    fig = Figure(figsize=(9, 11.2))
     grid = fig.subplots(4, 2, gridspec_kw={"width_ratios": [1, 1.4]})
     for row, strategy in zip(grid, ["DataParallel", "DDP", "FSDP (ZeRO-3)", "tensor"]):
         PlanFigure(row).draw(plan(7.0, 16, 4, strategy))
-    fig.subplots_adjust(left=0.06, right=0.98, bottom=0.06, top=0.96, hspace=0.7, wspace=0.2)
+    fig.subplots_adjust(left=0.07, right=0.98, bottom=0.05, top=0.97, hspace=0.55, wspace=0.25)
     return fig

@@ -145,11 +145,14 @@ class RingAnimator(Explorer):
 
 def static_ring() -> Figure:
     """Every step of a 3-rank ring: start, two reduce-scatter steps, two all-gather steps."""
-    fig = Figure(figsize=(15, 3.2))
-    for i, ax in enumerate(fig.subplots(1, 5)):
+    # Three steps above, two below: narrow enough for the page's column to show it at full size.
+    fig = Figure(figsize=(7.6, 6.4))
+    grid = fig.add_gridspec(2, 6)  # sixths, so the two below sit centred under the three above
+    panels = [grid[0, 0:2], grid[0, 2:4], grid[0, 4:6], grid[1, 1:3], grid[1, 3:5]]
+    for i, ax in enumerate(fig.add_subplot(panel) for panel in panels):
         draw_ring(ring_frame(3, i), ax=ax)
         ax.set_title(["start", "reduce-scatter 1", "reduce-scatter 2", "all-gather 1", "all-gather 2"][i], fontsize=9)
-    fig.suptitle("Ring all-reduce over 3 ranks: a cell's shade (and k/3) counts the ranks whose values it holds "
-                 "summed; red triangle: sent this step, circle: received", fontsize=9)
-    fig.subplots_adjust(wspace=0.35, top=0.8)
+    fig.suptitle("Ring all-reduce over 3 ranks: a cell's shade (and k/3) counts the ranks whose values it\n"
+                 "holds summed; red triangle: sent this step, circle: received", fontsize=9)
+    fig.subplots_adjust(wspace=1.2, hspace=0.45, top=0.86)
     return fig

@@ -370,8 +370,8 @@ GALLERY = (((3, 1), (4,)), ((2, 3), (3,)), ((2, 1, 3), (4, 1)), ((2, 3), (2,)))
 
 
 def static_broadcast_gallery() -> Figure:
-    """Four instructive pairs side by side: the explorer's stand-in for readers without a kernel."""
-    fig = Figure(figsize=(11, 8.4))
+    """Four instructive pairs, two to a row: the explorer's stand-in for readers without a kernel."""
+    fig = Figure(figsize=(8.6, 8.4))  # narrow enough for the page's column to show it at full size
     axes = fig.subplots(2, 2).ravel()
     for (a, b), ax in zip(GALLERY, axes):
         draw_broadcast(broadcast(a, b), ax=ax)

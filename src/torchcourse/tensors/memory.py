@@ -349,9 +349,12 @@ def static_memory_explorer() -> Figure:
     """Six instructive cases, one panel each: the explorer's stand-in for readers without a kernel."""
     states = [explore(*case) for case in STATIC_CASES]
     size = tuple(max(_layout(s)[k] for s in states) for k in (1, 2))  # one scale for all panels
-    fig = Figure(figsize=(14, 8.6))
-    axes = fig.subplots(3, 2, gridspec_kw={"wspace": 0.1, "hspace": 0.12})
+    # One above another, each at the explorer's own scale: two side by side would be too wide for the
+    # page's column to show their text at a readable size.
+    width, height = (0.2 + _CELL_INCHES * size[0], 0.3 + _CELL_INCHES * size[1])
+    fig = Figure(figsize=(width, height * len(states)))
+    axes = fig.subplots(len(states), 1, gridspec_kw={"hspace": 0.08})
     for ax, state in zip(axes.flat, states):
         draw_memory(state, ax=ax, size=size)
-    fig.subplots_adjust(left=0.01, right=0.99, top=0.97, bottom=0.01)
+    fig.subplots_adjust(left=0.01, right=0.99, top=0.995, bottom=0.005)
     return fig

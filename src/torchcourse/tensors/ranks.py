@@ -153,10 +153,11 @@ class RankGallery(Explorer):
 
 
 def static_rank_gallery() -> Figure:
-    """All six ranks side by side: the gallery's stand-in for readers without a kernel."""
-    fig = Figure(figsize=(13, 2.8))
-    axes = fig.subplots(1, MAX_RANK + 1)
-    for rank, ax in enumerate(axes):
+    """All six ranks, three to a row: the gallery's stand-in for readers without a kernel."""
+    # Narrow enough for the page's column to show it at full size (tests/unit/test_figure_text.py).
+    fig = Figure(figsize=(7.6, 5.2))
+    axes = fig.subplots(2, (MAX_RANK + 2) // 2)
+    for rank, ax in enumerate(axes.flat):
         draw_rank(rank_example(rank), ax=ax)
     fig.tight_layout()
     return fig
