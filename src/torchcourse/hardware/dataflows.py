@@ -68,19 +68,6 @@ def _check_array(rows: int, cols: int) -> None:
         raise ValueError(f"the array needs at least one row and one column; got {rows} x {cols}")
 
 
-def _skewed(values: torch.Tensor, lanes: int, steps: int) -> torch.Tensor:
-    """(steps, lanes) int8: lane ``i`` receives ``values[i, t - i]`` at cycle ``t`` (zero outside)."""
-    used, length = values.shape
-    t = torch.arange(steps).unsqueeze(1)
-    i = torch.arange(lanes).unsqueeze(0)
-    idx = t - i
-    valid = (idx >= 0) & (idx < length) & (i < used)
-    padded = torch.zeros(lanes, max(length, 1), dtype=torch.int8)
-    padded[:used, :length] = values
-    picked = padded[i.expand_as(idx), idx.clamp(0, max(length, 1) - 1)]
-    return torch.where(valid, picked, torch.zeros((), dtype=torch.int8))
-
-
 def os_tile(x: torch.Tensor, w: torch.Tensor, rows: int, cols: int, record: bool = False):
     """One output-stationary tile: ``x`` (<= rows x K) and ``w`` (K x <= cols), int8.
 
@@ -90,8 +77,8 @@ def os_tile(x: torch.Tensor, w: torch.Tensor, rows: int, cols: int, record: bool
     """
     k = x.shape[1]
     steps = k + rows + cols - 2
-    left = _skewed(x, rows, steps)                     # X[i, k] enters row i at cycle k + i
-    top = _skewed(w.T, cols, steps)                    # W[k, j] enters column j at cycle k + j
+    left = systolic.skewed(x, rows, steps)                   # X[i, k] enters row i at cycle k + i
+    top = systolic.skewed(w.T, cols, steps)                  # W[k, j] enters column j at cycle k + j
     a = torch.zeros(rows, cols, dtype=torch.int8)
     b = torch.zeros(rows, cols, dtype=torch.int8)
     acc = torch.zeros(rows, cols, dtype=torch.int32)

@@ -79,16 +79,20 @@ class TileRun:
         return self.load_cycles + self.stream_cycles
 
 
-def _skewed_inputs(x: torch.Tensor, rows: int, steps: int) -> torch.Tensor:
-    """(steps, rows) int8: the value entering row i's left edge at stream cycle t is X[t - i, i]."""
-    m, k = x.shape
+def skewed(values: torch.Tensor, lanes: int, steps: int) -> torch.Tensor:
+    """(steps, lanes) int8: lane ``i`` receives ``values[i, t - i]`` at cycle ``t`` (zero outside).
+
+    The skew every systolic dataflow feeds its array with: each lane starts one cycle after the one before.
+    """
+    used, length = values.shape
     t = torch.arange(steps).unsqueeze(1)
-    i = torch.arange(rows).unsqueeze(0)
-    mi = t - i
-    valid = (mi >= 0) & (mi < m) & (i < k)
-    padded = torch.zeros(m, rows, dtype=torch.int8)
-    padded[:, :k] = x
-    return torch.where(valid, padded[mi.clamp(0, m - 1), i.expand_as(mi)], torch.zeros((), dtype=torch.int8))
+    i = torch.arange(lanes).unsqueeze(0)
+    idx = t - i
+    valid = (idx >= 0) & (idx < length) & (i < used)
+    padded = torch.zeros(lanes, max(length, 1), dtype=torch.int8)
+    padded[:used, :length] = values
+    picked = padded[i.expand_as(idx), idx.clamp(0, max(length, 1) - 1)]
+    return torch.where(valid, picked, torch.zeros((), dtype=torch.int8))
 
 
 def _run_tile(x: torch.Tensor, w: torch.Tensor, rows: int, cols: int, pe: PE, record: bool) -> TileRun:
@@ -105,7 +109,7 @@ def _run_tile(x: torch.Tensor, w: torch.Tensor, rows: int, cols: int, pe: PE, re
     assert torch.equal(held, w_full)
     # Stream: one pe() call updates the whole array each cycle.
     steps = m + rows + cols - 2
-    left = _skewed_inputs(x, rows, steps)
+    left = skewed(x.T, rows, steps)                    # X[t - i, i] enters row i at stream cycle t
     a = torch.zeros(rows, cols, dtype=torch.int8)
     p = torch.zeros(rows, cols, dtype=torch.int32)
     zero_row = torch.zeros(1, cols, dtype=torch.int32)
