@@ -9,7 +9,8 @@ partial sums or the ring's fullest step, included), plus each control's ends fro
 start. For every text drawn, the figure is drawn a second time with all text transparent (a text's
 own box, if it has one, stays); the pixels its glyphs covered in the first picture give the colour
 behind it in the second. Its contrast there must reach ``MIN_CONTRAST`` over nearly all of them, and
-its size on the page, ``MIN_TEXT_PX``.
+its size on the page, ``MIN_TEXT_PX``. No two texts may be drawn over each other: their boxes on the
+canvas may touch, but not overlap by more than ``OVERLAP_PX`` either way.
 """
 
 from __future__ import annotations
@@ -46,6 +47,10 @@ MIN_TEXT_PX = 9.0
 #: The share of a text's glyph pixels that may sit on something else (a grid line, a tick) and miss
 #: the contrast: text half over a dark cell and half over a light one still fails.
 STRAY = 0.05
+
+#: How far two texts' boxes may run into each other (each way) before one covers the other: a box holds
+#: its font's full ascent and descent, so lines set close (a title over a tick label) touch at their edges.
+OVERLAP_PX = 2.0
 
 CHAPTERS = chapters(ROOT / "solutions")
 #: What a notebook passes a static figure that it measured first: a CPU's roofline as 04-hardware 4.1
@@ -152,6 +157,21 @@ def _hide_all(labels: list[_Label]) -> list:
     return undo
 
 
+def _overlaps(labels: list[_Label]) -> list[tuple[str, str]]:
+    """Each pair of drawn texts whose boxes overlap by more than ``OVERLAP_PX`` both across and down."""
+    found = []
+    for i, first in enumerate(labels):
+        for second in labels[i + 1:]:
+            a, b = first.box, second.box
+            across = min(a.x1, b.x1) - max(a.x0, b.x0)
+            down = min(a.y1, b.y1) - max(a.y0, b.y0)
+            if across > OVERLAP_PX and down > OVERLAP_PX:
+                share = across * down / min(a.width * a.height, b.width * b.height)
+                found.append((f"{first.name!r} over {second.name!r} overlap",
+                              f"boxes overlap ({share:.0%} of the smaller)"))
+    return found
+
+
 def _problems(fig, scale: float) -> list[tuple[str, str]]:
     """What is unreadable in one figure, each as (the text and its colour, why)."""
     fig.set_dpi(DPI)
@@ -164,7 +184,7 @@ def _problems(fig, scale: float) -> list[tuple[str, str]]:
         for setter, value in undo:
             setter(value)
     height = drawn.shape[0]
-    problems = []
+    problems, shown = [], []
     for label in labels:
         box = label.box
         x0, x1 = max(int(box.x0), 0), min(int(np.ceil(box.x1)), drawn.shape[1])
@@ -172,6 +192,7 @@ def _problems(fig, scale: float) -> list[tuple[str, str]]:
         glyphs = np.abs(drawn[y0:y1, x0:x1] - behind[y0:y1, x0:x1]).max(axis=-1) > 0.02
         if not glyphs.any():
             continue  # not drawn (a tick label outside the view, text clipped away)
+        shown.append(label)
         shown_px = label.pixels_tall * scale
         if shown_px < MIN_TEXT_PX - 1e-6:
             problems.append((f"{label.name!r} size",
@@ -186,7 +207,7 @@ def _problems(fig, scale: float) -> list[tuple[str, str]]:
             colour = label.colour if isinstance(label.colour, str) else to_hex(label.colour)
             typical = tuple(int(round(c * 255)) for c in np.median(bg, axis=0))
             problems.append((f"{label.name!r} {colour}", f"contrast {worst:.2f}:1 ({colour} on rgb{typical})"))
-    return problems
+    return problems + _overlaps(shown)
 
 
 def _shown_scale(fig) -> float:

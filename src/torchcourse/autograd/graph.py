@@ -444,6 +444,24 @@ def _scaled(state: GraphState) -> dict[int, tuple[float, float]]:
     return {n.id: (pos[n.id][0] * sx, -n.depth * _ROW) for n in state.nodes}
 
 
+def _label_point(path: np.ndarray, text: str, occupied: list[tuple[float, float, float, float]]) -> np.ndarray:
+    """The point of ``path`` nearest its middle where a label ``text`` (8 pt, about _FONT tall in drawing
+    units) covers none of the ``occupied`` rectangles; that label's rectangle is added to them. Where every
+    point is covered, the middle."""
+    half_w, half_h = 0.33 * _FONT * len(text) + 0.1, 0.65 * _FONT + 0.05  # the glyphs and the white pad
+    middle = len(path) // 2
+    for i in sorted(range(len(path)), key=lambda i: abs(i - middle)):
+        x, y = path[i]
+        if all(x + half_w <= x0 or x - half_w >= x1 or y + half_h <= y0 or y - half_h >= y1
+               for x0, y0, x1, y1 in occupied):
+            break
+    else:
+        i = middle
+    x, y = path[i]
+    occupied.append((x - half_w, y - half_h, x + half_w, y + half_h))
+    return path[i]
+
+
 def _short(parts: list[str], limit: int = 2) -> str:
     return " + ".join(parts) if len(parts) <= limit else " + ".join(parts[:limit]) + " + ..."
 
@@ -472,6 +490,9 @@ def draw_graph(state: GraphState, ax=None) -> Figure:
     pos = _scaled(state)
     seen_pairs: dict[tuple[int, int], int] = {}
     lines, colours, heads, texts = [], [], [], []
+    # What an edge's label must not cover: every node's box (an edge may pass by or through a third node's)
+    # and the labels placed before it.
+    occupied = [(x - _BOX_W / 2, y - _BOX_H / 2, x + _BOX_W / 2, y + _BOX_H / 2) for x, y in pos.values()]
     for k, e in enumerate(state.edges):
         n_before = seen_pairs.get((e.src, e.dst), 0)
         seen_pairs[(e.src, e.dst)] = n_before + 1
@@ -488,8 +509,8 @@ def draw_graph(state: GraphState, ax=None) -> Figure:
         colours.append(colour)
         heads.append(_arrowhead(keep[-1], keep[-2]))
         if k in sent_now:  # label only what the current step sent; the boxes show what arrived earlier
-            mid = keep[len(keep) // 2]
-            ax.text(mid[0], mid[1], sent_now[k], fontsize=8, color="#1d6f65", ha="center", va="center",
+            at = _label_point(keep, sent_now[k], occupied)
+            ax.text(at[0], at[1], sent_now[k], fontsize=8, color="#1d6f65", ha="center", va="center",
                     bbox={"fc": "white", "ec": "none", "pad": 0.3})
     ax.add_collection(LineCollection(lines, colors=colours, linewidths=1.0))
     ax.add_collection(PolyCollection(heads, facecolors=colours, edgecolors="none"))

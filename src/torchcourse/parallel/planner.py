@@ -222,15 +222,16 @@ class PlanFigure:
         # Labels at fixed distances (points) from their axes, with room for the widest tick labels.
         fixed = Fixed(self.figure)
         fixed.key(self.ax_mem, [(k, COLOURS[k]) for k in KINDS], fontsize=TEXT_PT)
-        fixed.ylabel(self.ax_mem, "memory (GB, model)", 27.0, fontsize=TEXT_PT)
+        fixed.ylabel(self.ax_mem, "memory (GB, model)", 31.0, fontsize=TEXT_PT)  # clear of "1000"
         fixed.xlabel(self.ax_time, "time in one step (ms, model): blue compute, red communication", 18.0,
                      fontsize=TEXT_PT)
         fixed.ylabel(self.ax_time, "device", 15.5, fontsize=TEXT_PT)
         pin_label(self.ax_mem.xaxis, 14.5)  # the bytes sent: it changes with the plan
         self.capacity = self.ax_mem.axhline(CAPACITY_GB, color="#444", linestyle="--", linewidth=0.8)
-        self.capacity_label = self.ax_mem.text(1.0, CAPACITY_GB, f" {CAPACITY_GB:.0f} GB GPU", fontsize=TEXT_PT,
-                                               va="bottom", ha="right", color="#444",
-                                               bbox={"fc": "white", "ec": "none", "pad": 1.0},  # not on a bar
+        # Placed at each draw, at an end of its line (see draw).
+        self.capacity_label = self.ax_mem.text(0.0, CAPACITY_GB, f" {CAPACITY_GB:.0f} GB GPU", fontsize=TEXT_PT,
+                                               va="bottom", color="#444",
+                                               bbox={"fc": "white", "ec": "none", "pad": 1.0},  # readable over a bar
                                                transform=self.ax_mem.get_yaxis_transform())
         self.ax_mem.locator_params(axis="y", nbins=3)
         self.ax_time.locator_params(axis="x", nbins=4)
@@ -258,6 +259,12 @@ class PlanFigure:
         self.ax_mem.set_xlim(-0.6, n - 0.4)
         self.ax_mem.set_ylim(0, self.headroom * max(tops))  # room for the key above the tallest bar
         self.capacity_label.set_visible(CAPACITY_GB < self.headroom * max(tops))  # the line clips itself
+        # At the line's left end, where the key (upper right) is never in the way; at its right end when the
+        # first bar (DataParallel's device 0) rises past the line above the others, so the label's box cuts no
+        # more than a lower bar.
+        right = tops[0] > max(CAPACITY_GB, tops[-1])
+        self.capacity_label.set_x(1.0 if right else 0.0)
+        self.capacity_label.set_horizontalalignment("right" if right else "left")
         self.ax_mem.set_xlabel(sent_label(plan_.sent), fontsize=TEXT_PT)
         self.ax_mem.set_title(f"{plan_.strategy}: memory per device", fontsize=9, y=1.0)  # y: not re-placed
         # Compute on a device's upper row, communication on its lower one (the y axis runs downwards).
