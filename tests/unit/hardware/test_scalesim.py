@@ -18,6 +18,7 @@ SRAM reads of X and W equal ``dataflows.sram_reads``.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import subprocess
 import sys
@@ -127,17 +128,21 @@ def scalesim_python(request) -> Path:
     env = folder / "venv"
     python = _python_of(env)
     marker = env / "installed.txt"
-    if marker.exists() and marker.read_text() == " ".join(REQUIREMENTS) and python.exists():
-        return python
-    try:
-        venv.EnvBuilder(clear=True, with_pip=True).create(env)
-        done = subprocess.run([str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", *REQUIREMENTS],
-                              capture_output=True, text=True, timeout=300)
-    except (OSError, subprocess.SubprocessError) as exc:
-        pytest.skip(f"SCALE-Sim {SCALESIM_VERSION} could not be installed: {exc}")
-    if done.returncode != 0:
-        pytest.skip(f"SCALE-Sim {SCALESIM_VERSION} could not be installed: {done.stderr.strip()[-500:]}")
-    marker.write_text(" ".join(REQUIREMENTS))
+    # Each test worker (pytest-xdist) sets this module up: one builds, the others wait for it and reuse it
+    # (two building at once clear each other's half-installed environment).
+    with open(folder / "build.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if marker.exists() and marker.read_text() == " ".join(REQUIREMENTS) and python.exists():
+            return python
+        try:
+            venv.EnvBuilder(clear=True, with_pip=True).create(env)
+            done = subprocess.run([str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check",
+                                   *REQUIREMENTS], capture_output=True, text=True, timeout=300)
+        except (OSError, subprocess.SubprocessError) as exc:
+            pytest.skip(f"SCALE-Sim {SCALESIM_VERSION} could not be installed: {exc}")
+        if done.returncode != 0:
+            pytest.skip(f"SCALE-Sim {SCALESIM_VERSION} could not be installed: {done.stderr.strip()[-500:]}")
+        marker.write_text(" ".join(REQUIREMENTS))
     return python
 
 
