@@ -17,6 +17,7 @@ import torch
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
+from torchcourse.figure_text import WIDE_FIGURE_PT as TEXT_PT
 from torchcourse.hardware.npu import SIGMOID_KNOTS, nfu3_sigmoid
 from torchcourse.hardware.numerics import _from_fixed, _to_fixed, bit_pattern, q_range
 from torchcourse.widgets import Explorer, fits_canvas
@@ -67,9 +68,6 @@ def fixed_point_view(int_bits: int, value: float) -> FixedView:
                      wrapped_code * step, lo, hi, step, _SIGMOID_X.numpy(), pwl, msg + ".")
 
 
-#: The figure's smallest text: it is 9 in wide, wider than the site's column, which shows it at about 85 %
-#: (9 pt at 90 dpi is 11 px, 9.6 px as shown).
-TEXT_PT = 9
 _BIT_COLOURS = {"sign": "#c44e52", "int": "#4c72b0", "frac": "#55a868"}
 
 

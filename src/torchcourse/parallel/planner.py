@@ -29,6 +29,7 @@ import ipywidgets as widgets
 from matplotlib.collections import PolyCollection
 from matplotlib.figure import Figure
 
+from torchcourse.figure_text import WIDE_FIGURE_PT as TEXT_PT
 from torchcourse.parallel.costs import GRAD_BYTES, INTER_NODE, LINKS, OPTIM_BYTES, PARAM_BYTES
 from torchcourse.parallel.redraw import Fixed, agg_figure, pin_label
 from torchcourse.widgets import Explorer, fits_canvas
@@ -42,9 +43,6 @@ CAPACITY_GB = 80.0       # one H100's memory, drawn as a line on the memory pane
 KINDS = ("parameters", "gradients", "optimizer", "activations")
 COLOURS = {"parameters": "#4c72b0", "gradients": "#dd8452", "optimizer": "#55a868", "activations": "#c44e52"}
 TIME_COLOURS = {"compute": "#4c72b0", "communicate": "#c44e52"}
-#: The figure's smallest text: it is 9 in wide, wider than the site's column, which shows it at about 85 %
-#: (9 pt at 90 dpi is 11 px, 9.6 px as shown).
-TEXT_PT = 9
 
 
 @dataclass(frozen=True)
