@@ -138,7 +138,7 @@ def _cluster_certs(args, course: Course) -> int:
 
 
 def _cluster_check(args, course: Course) -> int:
-    from grader.cluster import ClusterRefused, connect, verify_scheduler, verify_workers
+    from grader.cluster import ClusterRefused, connect, verify_cluster
 
     try:
         client = connect(args.address, args.certs, timeout="20s")
@@ -150,8 +150,7 @@ def _cluster_check(args, course: Course) -> int:
               file=sys.stderr)
         return 1
     try:
-        verify_scheduler(client)
-        workers = verify_workers(client)
+        workers = verify_cluster(client)
     except ClusterRefused as exc:
         print(f"cluster-check: {exc}", file=sys.stderr)
         return 1

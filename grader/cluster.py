@@ -246,3 +246,9 @@ def verify_workers(client) -> list[str]:
     refuse_mismatched(identities, names)
     return sorted(identities)
 
+
+def verify_cluster(client) -> list[str]:
+    """A cluster the grader may send jobs to: its scheduler (`verify_scheduler`), then every worker
+    (`verify_workers`, whose addresses it returns); ClusterRefused naming what is not."""
+    verify_scheduler(client)
+    return verify_workers(client)

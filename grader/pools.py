@@ -137,7 +137,7 @@ class DaskPool:
     def __init__(self, address: str, limits: Limits, preload: tuple[str, ...] = (), certs: str | None = None) -> None:
         import logging
 
-        from grader.cluster import connect, installed, verify_scheduler, verify_workers
+        from grader.cluster import connect, installed, verify_cluster
 
         self.address = address
         self.client = connect(address, certs)
@@ -145,8 +145,7 @@ class DaskPool:
         # distributed is imported: its logging configuration is applied then).
         logging.getLogger("distributed.client").setLevel(logging.CRITICAL)
         try:
-            verify_scheduler(self.client)
-            verify_workers(self.client)
+            verify_cluster(self.client)
         except BaseException:
             self.client.close()
             raise
