@@ -3,7 +3,7 @@
 update  every notebook's catalog in step with solutions/ (new messages empty, changed ones fuzzy)
 status  messages per chapter, and how many are translated, fuzzy or untranslated
 build   the release in that language: chapters/ with each catalog applied, into <language>/chapters/,
-        for the chapters listed in locale/<language>/released-chapters.txt
+        for the chapters named, or (none named) exactly those in locale/<language>/released-chapters.txt
 """
 
 from __future__ import annotations
@@ -62,9 +62,10 @@ def main(argv=None) -> int:
         return 0
 
     chapters = args.chapters or released_chapters(root, language)
-    for stale in sorted((root / language / "chapters").glob("*/*.ipynb")):
-        if stale.parent.name not in chapters:
-            stale.unlink()
+    if not args.chapters:  # the whole release: a chapter no longer listed leaves it
+        for stale in sorted((root / language / "chapters").glob("*/*.ipynb")):
+            if stale.parent.name not in chapters:
+                stale.unlink()
     for nb in _notebooks(root, "chapters", chapters) if chapters else []:
         source = root / "solutions" / nb.parent.name / nb.name
         path = catalogs.catalog_path(root, language, source)
