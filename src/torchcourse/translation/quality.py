@@ -30,7 +30,7 @@ def glossary(root: Path) -> dict[str, tuple[str, ...]]:
     found = {}
     for term in terms:
         english = re.sub(r"\s*\(.*\)", "", term["en"]).strip().lower()
-        found[english] = tuple(z.strip() for z in str(term["zh"]).split(","))
+        found[english] = found.get(english, ()) + tuple(z.strip() for z in str(term["zh"]).split(","))
     return found
 
 
