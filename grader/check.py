@@ -11,8 +11,9 @@ from pathlib import Path
 import nbformat
 
 from torchcourse.contract import CELL_TIMEOUT_S, grade_id, is_checks_cell
-from torchcourse.grading import CHECK_FOOTER as FOOTER
-from torchcourse.grading import check_message
+from torchcourse.grading import CHECK_FOOTER, check_message
+from torchcourse.i18n import gettext as _
+from torchcourse.i18n import language_of, speaking
 
 
 def exercise_lines(nb: nbformat.NotebookNode) -> list[tuple[str, bool, str]]:
@@ -32,13 +33,15 @@ def check(path: Path, timeout: int = CELL_TIMEOUT_S) -> int:
     from nbclient import NotebookClient
 
     nb = nbformat.read(str(path), as_version=4)
-    client = NotebookClient(nb, timeout=timeout, allow_errors=True, kernel_name="python3",
-                            resources={"metadata": {"path": str(Path(path).resolve().parent)}})
-    client.execute()
-    lines = exercise_lines(nb)
-    for gid, ok, msg in lines:
-        print(f"{'PASS' if ok else 'FAIL'}  {gid}: {msg}")
-    if not lines:
-        print("no exercises found in this notebook")
-    print(FOOTER)
+    # A Chinese release notebook is checked in Chinese, in its kernel and here; otherwise LANG decides.
+    with speaking(language_of(nb.metadata)):
+        client = NotebookClient(nb, timeout=timeout, allow_errors=True, kernel_name="python3",
+                                resources={"metadata": {"path": str(Path(path).resolve().parent)}})
+        client.execute()
+        lines = exercise_lines(nb)
+        for gid, ok, msg in lines:
+            print(f"{'PASS' if ok else 'FAIL'}  {gid}: {msg}")
+        if not lines:
+            print(_("no exercises found in this notebook"))
+        print(_(CHECK_FOOTER))
     return 0 if all(ok for _, ok, _ in lines) else 1

@@ -21,6 +21,8 @@ import numpy as np
 import torch
 
 from torchcourse.contract import ATOL, EMIT_MIME, RTOL, plain_difference, strides_match, type_name
+from torchcourse.i18n import N_
+from torchcourse.i18n import gettext as _
 from torchcourse.link import Remote
 
 __all__ = ["DEFAULT_SEED", "EMIT_MIME", "CheckFailed", "attempt", "beside", "call", "check", "emit", "expect_close",
@@ -264,12 +266,13 @@ class CheckFailed(AssertionError):
     """A check failed; the message is written for a beginner."""
 
 
+# A hint, a "see" line and a "what" are the notebook's own English words: the same catalog translates them.
 def _where(taught: str | None) -> str:
-    return f"\nSee: {taught}." if taught else ""
+    return "\n" + _("See: {taught}.").format(taught=_(taught)) if taught else ""
 
 
 def _hint(hint: str) -> str:
-    return f"\nHint: {hint}" if hint else ""
+    return "\n" + _("Hint: {hint}").format(hint=_(hint)) if hint else ""
 
 
 def _short_repr(value: Any, limit: int = 200) -> str:
@@ -290,9 +293,9 @@ def _describe(value: Any) -> str:
 
 
 def _fail(call_text: str, got: str, want: str, taught: str | None, hint: str = "", detail: str = "") -> None:
-    msg = f"{call_text} returned {got}; expected {want}."
+    msg = _("{call} returned {got}; expected {want}.").format(call=call_text, got=got, want=want)
     if detail:
-        msg += f"\nDifference: {detail}"
+        msg += "\n" + _("Difference: {detail}").format(detail=detail)
     raise CheckFailed(msg + _hint(hint) + _where(taught))
 
 
@@ -303,14 +306,16 @@ def _is_error(got: Any) -> bool:
 def expect_no_error(got: Any, *, call: str, taught: str | None = None, hint: str = "") -> None:
     """Fail with the learner's exception message when ``grading.call`` caught one; the hint stays."""
     if _is_error(got):
-        raise CheckFailed(f"{call} raised {got['error']}" + _hint(hint) + _where(taught))
+        message = _("{call} raised {error}").format(call=call, error=got["error"])
+        raise CheckFailed(message + _hint(hint) + _where(taught))
 
 
 def _plain_or_fail(got: Any, call: str, taught: str | None, hint: str = "") -> Any:
     try:
         return to_plain(got)
     except NotPlainError as exc:
-        raise CheckFailed(f"{call} returned {_describe(got)}: {exc}" + _hint(hint) + _where(taught)) from None
+        message = _("{call} returned {got}: {problem}").format(call=call, got=_describe(got), problem=exc)
+        raise CheckFailed(message + _hint(hint) + _where(taught)) from None
 
 
 def _judge(got: Any, want: Any, call: str, taught: str | None, hint: str, rtol: float, atol: float,
@@ -321,7 +326,7 @@ def _judge(got: Any, want: Any, call: str, taught: str | None, hint: str, rtol: 
     diff = plain_difference(wanted, plain, rtol=rtol, atol=atol, layout=layout)
     if diff:
         if type(want) is float and isinstance(got, np.floating):
-            hint = hint or "a NumPy scalar is not a Python float: convert it with float(...)"
+            hint = hint or _("a NumPy scalar is not a Python float: convert it with float(...)")
         # For a number or a string, or where the types differ, the first line says all; for a tensor, a
         # tuple or a list, the difference names the element.
         structured = type(wanted) in (dict, list) and type_name(plain) == type_name(wanted)
@@ -355,13 +360,17 @@ def expect_tensor(got: Any, *, call: str, shape: tuple | None = None, dtype: tor
     or 1 are not compared: PyTorch treats them as arbitrary)."""
     expect_no_error(got, call=call, taught=taught, hint=hint)
     if type(got) is not torch.Tensor:
-        _fail(call, _describe(got), "a torch.Tensor", taught, hint)
+        _fail(call, _describe(got), _("a torch.Tensor"), taught, hint)
     if shape is not None and tuple(got.shape) != tuple(shape):
-        _fail(call, f"a tensor of shape {tuple(got.shape)}", f"shape {tuple(shape)}", taught, hint)
+        got_text, want_text = _("a tensor of shape {shape}"), _("shape {shape}")
+        _fail(call, got_text.format(shape=tuple(got.shape)), want_text.format(shape=tuple(shape)), taught, hint)
     if dtype is not None and got.dtype != dtype:
-        _fail(call, f"a tensor of dtype {got.dtype}", f"dtype {dtype}", taught, hint)
+        got_text, want_text = _("a tensor of dtype {dtype}"), _("dtype {dtype}")
+        _fail(call, got_text.format(dtype=got.dtype), want_text.format(dtype=dtype), taught, hint)
     if stride is not None and not strides_match(got.shape, stride, got.stride()):
-        _fail(call, f"a tensor with strides {tuple(got.stride())}", f"strides {tuple(stride)}", taught, hint)
+        got_text, want_text = _("a tensor with strides {strides}"), _("strides {strides}")
+        _fail(call, got_text.format(strides=tuple(got.stride())), want_text.format(strides=tuple(stride)), taught,
+              hint)
 
 
 def fresh(value: Any) -> Any:
@@ -410,11 +419,13 @@ def expect_unchanged(before: Any, after: Any, *, call: str, what: str, taught: s
     if diff is None:
         for b, a in zip(_tensors(before), _tensors(after)):
             if b.requires_grad != a.requires_grad:
-                diff = f"requires_grad was {b.requires_grad}, is now {a.requires_grad}"
+                diff = _("requires_grad was {before}, is now {after}").format(before=b.requires_grad,
+                                                                              after=a.requires_grad)
                 break
     if diff:
-        raise CheckFailed(f"{call} changed {what} ({diff.removeprefix('value: ')}); the task says {what} must "
-                          f"not change" + _where(taught))
+        message = _("{call} changed {what} ({difference}); the task says {what} must not change")
+        raise CheckFailed(message.format(call=call, what=_(what), difference=diff.removeprefix("value: "))
+                          + _where(taught))
 
 
 def expect_raises(fn: Callable, exc_type: type[BaseException], *, call: str, match: str | None = None,
@@ -425,19 +436,22 @@ def expect_raises(fn: Callable, exc_type: type[BaseException], *, call: str, mat
     except exc_type as exc:
         text = str(exc)
         if match is not None and match not in text:
-            raise CheckFailed(f"{call} raised {exc_type.__name__}({text!r}); the message should mention {match!r}"
+            message = _("{call} raised {error}({text}); the message should mention {match}")
+            raise CheckFailed(message.format(call=call, error=exc_type.__name__, text=repr(text), match=repr(match))
                               + _where(taught)) from None
         return text
     except Exception as exc:
-        raise CheckFailed(f"{call} raised {type(exc).__name__}: {exc}; expected {exc_type.__name__}"
+        message = _("{call} raised {error}: {text}; expected {expected}")
+        raise CheckFailed(message.format(call=call, error=type(exc).__name__, text=exc, expected=exc_type.__name__)
                           + _where(taught)) from None
-    raise CheckFailed(f"{call} returned {result!r}; expected it to raise {exc_type.__name__}" + _where(taught))
+    message = _("{call} returned {result}; expected it to raise {expected}")
+    raise CheckFailed(message.format(call=call, result=repr(result), expected=exc_type.__name__) + _where(taught))
 
 
 def expect_true(condition: Any, message: str, *, taught: str | None = None) -> None:
     """A property check; only a real ``True`` passes (an object whose ``__bool__`` lies does not)."""
     if condition is not True:
-        raise CheckFailed(message + _where(taught))
+        raise CheckFailed(_(message) + _where(taught))
 
 
 def shares_storage(a: torch.Tensor, b: torch.Tensor) -> bool:
@@ -447,17 +461,18 @@ def shares_storage(a: torch.Tensor, b: torch.Tensor) -> bool:
 
 # --------------------------------------------------------------------------- a learner's check, in the kernel
 
-#: What ``check`` and ``python -m grader check`` print under their lines.
-CHECK_FOOTER = "These are the visible checks only; graded checks include more cases."
+#: What ``check`` and ``python -m grader check`` print under their lines (``_(CHECK_FOOTER)`` in the
+#: learner's language).
+CHECK_FOOTER = N_("These are the visible checks only; graded checks include more cases.")
 
 
 def check_message(ename: str | None, evalue: str = "") -> tuple[bool, str]:
     """(passed, message) for a checks cell that raised ``ename`` (None: it ran to the end); the one wording
     of ``check`` here and of ``python -m grader check``."""
     if ename is None:
-        return True, "passed"
+        return True, _("passed")
     if ename == "NotImplementedError":
-        return False, "not answered yet (the answer cell still raises NotImplementedError)"
+        return False, _("not answered yet (the answer cell still raises NotImplementedError)")
     return False, f"{ename}: {evalue}"
 
 
@@ -513,8 +528,8 @@ def check(slug: str, notebook: str | None = None, namespace: dict | None = None)
         except (OSError, ValueError, AttributeError):
             source = None
     if source is None:
-        where = f"in {path}" if path else "in a notebook here (pass notebook='name.ipynb')"
-        print(f"FAIL  {slug}: no checks cell for this exercise was found {where}")
+        where = _("in {path}").format(path=path) if path else _("in a notebook here (pass notebook='name.ipynb')")
+        print(f"FAIL  {slug}: " + _("no checks cell for this exercise was found {where}").format(where=where))
         return False
     try:
         exec(compile(source, f"<check {slug}>", "exec"), namespace)
@@ -522,5 +537,5 @@ def check(slug: str, notebook: str | None = None, namespace: dict | None = None)
     except Exception as exc:  # a failing check is what we report, never a crash of the learner's cell
         ok, message = check_message(type(exc).__name__, str(exc))
     print(f"{'PASS' if ok else 'FAIL'}  {slug}: {message}")
-    print(CHECK_FOOTER)
+    print(_(CHECK_FOOTER))
     return ok

@@ -1,6 +1,7 @@
 """python -m torchcourse.translation update|status|build [--language zh_CN] [CHAPTER ...]
 
-update  every notebook's catalog in step with solutions/ (new messages empty, changed ones fuzzy)
+update  every notebook's catalog in step with solutions/ (new messages empty, changed ones fuzzy), and
+        the catalog of what the code shows a learner (src/torchcourse/locale/, see code_strings.py)
 status  messages per chapter, and how many are translated, fuzzy or untranslated
 build   the release in that language: chapters/ with each catalog applied, into <language>/chapters/,
         for the chapters named, or (none named) exactly those in locale/<language>/released-chapters.txt
@@ -14,7 +15,7 @@ from pathlib import Path
 
 import nbformat
 
-from torchcourse.translation import catalogs
+from torchcourse.translation import catalogs, code_strings
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -44,6 +45,8 @@ def main(argv=None) -> int:
     if args.command == "update":
         for nb in _notebooks(root, "solutions", args.chapters):
             catalogs.update(root, language, nb)
+        if not args.chapters:
+            code_strings.update(root, language)
         return 0
 
     if args.command == "status":

@@ -102,7 +102,13 @@ def write(path: Path, catalog: Catalog) -> None:
 def update(root: Path, language: str, notebook: Path) -> Path:
     """Bring one notebook's catalog in step with its English; returns the catalog's path."""
     path = catalog_path(root, language, notebook)
-    fresh = template(notebook)
+    merge(path, template(notebook), language)
+    return path
+
+
+def merge(path: Path, fresh: Catalog, language: str) -> None:
+    """Write the catalog at `path` with exactly `fresh`'s messages, keeping every translation it had:
+    unchanged messages as they were, changed ones fuzzy with their old English."""
     if path.exists():
         catalog = read(path, language)
         fresh.creation_date = catalog.creation_date  # the file changes only when its messages do
@@ -127,7 +133,6 @@ def update(root: Path, language: str, notebook: Path) -> Path:
         catalog.update(fresh)
         catalog.revision_date = catalog.creation_date
     write(path, catalog)
-    return path
 
 
 @dataclass(frozen=True)

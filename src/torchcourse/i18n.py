@@ -1,0 +1,126 @@
+"""The words code shows a learner, in the learner's language, by the standard gettext mechanism.
+
+    from torchcourse.i18n import gettext as _
+    raise CheckFailed(_("{call} returned {got}; expected {want}.").format(call=..., got=..., want=...))
+
+English is the source and the fallback. The language is, in order: ``TORCHCOURSE_LANGUAGE`` (the grader
+sets it from the submitted notebook), the language of the notebook this kernel runs (a Chinese release
+notebook says so in its metadata), then gettext's own variables (LANGUAGE, LC_ALL, LC_MESSAGES, LANG), as
+`make lab LANG=zh_CN` sets them.
+
+The catalog ships inside the package (``locale/<lang>/LC_MESSAGES/torchcourse.po``), so every installed copy,
+the grader's sandbox included, has it. It is compiled in memory when first needed, so there is no build
+step and no compiled file to fall out of step with it; a fuzzy translation is never shown.
+"""
+
+from __future__ import annotations
+
+import gettext as _gettext
+import io
+import json
+import os
+from contextlib import contextmanager
+from functools import lru_cache
+from pathlib import Path
+
+DOMAIN = "torchcourse"
+LOCALE_DIR = Path(__file__).resolve().parent / "locale"
+LANGUAGES = ("en", "zh_CN")
+
+
+def normalise(name: str | None) -> str | None:
+    """A locale name as the course knows it ('zh_CN.UTF-8', 'zh-Hans', 'zh' -> 'zh_CN'; 'en_GB', 'C' ->
+    'en'), or None for an empty or unknown one."""
+    if not name:
+        return None
+    base = name.split(".")[0].split("@")[0].replace("-", "_").lower()
+    if base.startswith("zh"):
+        return "zh_CN"
+    if base.startswith("en") or base in ("c", "posix"):
+        return "en"
+    return None
+
+
+def language_of(metadata) -> str | None:
+    """The language a notebook's metadata declares (``metadata.torchcourse.language``), if any it knows."""
+    course = metadata.get("torchcourse") if isinstance(metadata, dict) else None
+    return normalise(course.get("language")) if isinstance(course, dict) else None
+
+
+@lru_cache(maxsize=8)
+def _notebook_language_cached(path: str, mtime: float) -> str | None:
+    try:
+        with open(path, encoding="utf-8") as f:
+            return language_of(json.load(f).get("metadata", {}))
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+def notebook_language() -> str | None:
+    """The language of the notebook this kernel runs (JupyterLab names it in JPY_SESSION_NAME), if any."""
+    path = os.environ.get("JPY_SESSION_NAME", "")
+    if not path.endswith(".ipynb"):
+        return None
+    try:
+        return _notebook_language_cached(path, os.stat(path).st_mtime)
+    except OSError:
+        return None
+
+
+def language() -> str:
+    explicit = normalise(os.environ.get("TORCHCOURSE_LANGUAGE"))
+    if explicit:
+        return explicit
+    from_notebook = notebook_language()
+    if from_notebook:
+        return from_notebook
+    for variable in ("LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG"):
+        value = os.environ.get(variable)
+        if value:
+            # gettext takes the first variable set; LANGUAGE may list several, in order of preference
+            for name in value.split(":"):
+                if normalise(name):
+                    return normalise(name)
+            return "en"
+    return "en"
+
+
+@lru_cache(maxsize=4)
+def translations(lang: str) -> _gettext.NullTranslations:
+    po = LOCALE_DIR / lang / "LC_MESSAGES" / f"{DOMAIN}.po"
+    if lang == "en" or not po.exists():
+        return _gettext.NullTranslations()
+    from babel.messages.mofile import write_mo
+    from babel.messages.pofile import read_po
+
+    with po.open("rb") as f:
+        catalog = read_po(f, locale=lang)
+    compiled = io.BytesIO()
+    write_mo(compiled, catalog, use_fuzzy=False)
+    compiled.seek(0)
+    return _gettext.GNUTranslations(compiled)
+
+
+def N_(message: str) -> str:
+    """Marks a message for the catalog where it is defined; `gettext` translates it where it is shown."""
+    return message
+
+
+def gettext(message: str) -> str:
+    """`message` in the learner's language (itself where the catalog has no translation)."""
+    return translations(language()).gettext(message) if message else message
+
+
+@contextmanager
+def speaking(lang: str | None):
+    """Within the block, this process and the kernels it starts use `lang` (None: leave it as it is)."""
+    before = os.environ.get("TORCHCOURSE_LANGUAGE")
+    if lang:
+        os.environ["TORCHCOURSE_LANGUAGE"] = lang
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("TORCHCOURSE_LANGUAGE", None)
+        else:
+            os.environ["TORCHCOURSE_LANGUAGE"] = before
