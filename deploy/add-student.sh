@@ -3,13 +3,14 @@
 # Each gets a user with a 0700 home in the class group, which the hub lets log in; the password is asked for
 # (or read from the environment variable PASSWORD, for scripts). Existing users are only added to the group.
 # Each student goes into the instructor's gradebook with their name (formgrader shows it; without one, the user
-# name), when the class is set up (PREFIX, default /opt/torchcourse).
+# name), when the class is set up (PREFIX, default /opt/torchcourse); a new student's home then holds at most HOME_MB
+# (class-homes.sh).
 set -euo pipefail
 [ "$(id -u)" -eq 0 ] || { echo "add-student.sh: run as root" >&2; exit 1; }
 [ $# -gt 0 ] || { echo "usage: add-student.sh NAME[=\"First Last\"] [...]" >&2; exit 2; }
 HOME_BASE=${HOME_BASE:-/home}
 PREFIX=${PREFIX:-/opt/torchcourse}
-rows=()
+rows=() new=()
 for arg in "$@"; do
   name=${arg%%=*} full=""
   [ "$name" = "$arg" ] || full=${arg#*=}
@@ -19,6 +20,7 @@ for arg in "$@"; do
   if ! id "$name" >/dev/null 2>&1; then
     mkdir -p "$HOME_BASE"
     useradd -m -b "$HOME_BASE" -s /bin/bash -K HOME_MODE=0700 ${full:+-c "$full"} "$name"
+    new+=("$name")
   elif [ -n "$full" ]; then
     usermod -c "$full" "$name"
   fi
@@ -37,6 +39,7 @@ done
 if [ -f "$PREFIX/etc/class.env" ]; then
   # shellcheck disable=SC1091
   . "$PREFIX/etc/class.env"
+  for name in "${new[@]}"; do "$PREFIX/bin/class-homes" bound "$name"; done
   list=$(mktemp /tmp/torchcourse-students-XXXXXX.csv)
   trap 'rm -f "$list"' EXIT
   { echo "id,first_name,last_name"; printf '%s\n' "${rows[@]}"; } > "$list"

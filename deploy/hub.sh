@@ -28,6 +28,7 @@ stop() {
 
 start() {
   running && { echo "hub already running (pid $(cat "$PIDFILE"))"; return 0; }
+  "$PREFIX/bin/class-homes" mount   # the students' bounded homes (after a reboot they are not mounted yet)
   cd "$PREFIX/state"
   setsid "$PREFIX/venv/bin/python" -m jupyterhub -f "$PREFIX/etc/jupyterhub_config.py" >> "$PREFIX/state/hub.log" 2>&1 < /dev/null &
   local scheme=http; [ -n "${SSL_CERT:-}" ] && scheme=https

@@ -6,8 +6,11 @@ gets a Jupyter server running as that user (LocalProcessSpawner), so the file sy
 homes are 0700, nbgrader's exchange is sticky, and formgrader runs only in the instructor's own server.
 """
 
+import os
 import sys
 from pathlib import Path
+
+from jupyterhub.spawner import LocalProcessSpawner
 
 c = get_config()  # noqa: F821
 
@@ -71,9 +74,45 @@ else:
 c.Authenticator.admin_users = set()
 
 # Each user's server: the course's environment, running as that user in their home, JupyterLab first.
-c.JupyterHub.spawner_class = "localprocess"
 # -s: no user site-packages in the server (a package there, or its .pth file, would run in it); kernels keep theirs.
-c.Spawner.cmd = [str(PREFIX / "venv" / "bin" / "python"), "-s", "-m", "jupyterhub.singleuser"]
+SERVER = [str(PREFIX / "venv" / "bin" / "python"), "-s", "-m", "jupyterhub.singleuser"]
+# A student's server runs in PID and mount namespaces of its own (deploy/user-server.sh, as PREFIX/bin/user-server):
+# its /proc shows her own processes only, its /tmp and /dev/shm are bounded tmpfs of hers, and every process she
+# starts there ends with it. Started as root (to mount), it drops to her uid itself. The instructor's server runs
+# as plain LocalProcessSpawner runs it: `sudo autograde` from its terminal needs the machine's own /tmp and /proc.
+ISOLATE = ["/usr/bin/unshare", "--pid", "--fork", "--kill-child", "--mount", "--propagation", "slave", "--",
+           str(PREFIX / "bin" / "user-server")]
+
+
+class ClassSpawner(LocalProcessSpawner):
+    def isolated(self) -> bool:
+        return self.user.name != settings["INSTRUCTOR"]
+
+    def make_preexec_fn(self, name):
+        if not self.isolated():
+            return super().make_preexec_fn(name)
+        import pwd
+
+        home = pwd.getpwnam(name).pw_dir
+
+        def preexec():  # stays root until user-server has mounted; it drops to the user itself
+            os.chdir(home)
+
+        return preexec
+
+    async def _signal(self, sig):
+        # self.pid is unshare's (root's), which passes no signal on: the server, in its process group, gets them too.
+        if sig == 0 or not self.isolated():
+            return await super()._signal(sig)
+        try:
+            os.killpg(self.pid, sig)
+        except ProcessLookupError:
+            return False
+        return True
+
+
+c.JupyterHub.spawner_class = ClassSpawner
+c.Spawner.cmd = SERVER
 c.Spawner.default_url = "/lab"
 # Kernels over ipc: their sockets in a folder of the user's own (0700), not loopback TCP ports from which any user
 # of the machine can subscribe to another's code and output. Not in the home: a socket's path must stay under 108
@@ -82,7 +121,6 @@ KERNELS = Path(settings.get("KERNEL_DIR") or "/run/torchcourse")
 
 
 def per_user(spawner):
-    import os
     import pwd
 
     user = pwd.getpwnam(spawner.user.name)
@@ -94,6 +132,7 @@ def per_user(spawner):
     os.chown(folder, user.pw_uid, user.pw_gid, follow_symlinks=False)
     os.chmod(folder, 0o700, follow_symlinks=False)
     spawner.args = ["--KernelManager.transport=ipc", f"--KernelManager.ip={folder / 'kernel'}"]
+    spawner.cmd = SERVER if spawner.user.name == settings["INSTRUCTOR"] else [*ISOLATE, spawner.user.name, *SERVER]
     # torch's compile cache defaults to the shared temp folder, named after the user: in the home instead.
     # Jupyter's configuration from a folder of root's, the instructor's (formgrader) or everyone else's: a server
     # extension a student enables in ~/.jupyter would serve pages, unauthenticated, to whoever opens them.

@@ -23,8 +23,13 @@
 #   SUBMISSION_MAX_MB SUBMISSION_FILES  most MiB, files and folders one submission may hold   default 100 10000
 #   INBOUND_QUOTA_MB   most MiB a student's entries in the exchange's inbound may hold together  default 500
 #   INBOUND_CHECK_S    how often the hub's inbound guard looks (seconds)                         default 10
-#   HIDEPID       1: /proc shows each user only their own processes, now and after reboots (deploy/hidepid.sh;
-#                 it changes the whole machine, so only when asked)                          default 0
+#   HOME_MB       most MiB each new student's home holds (deploy/class-homes.sh: a user quota where the home's file
+#                 system keeps them, else an ext4 image of its own); 0: unbounded                 default 2048
+#   TMP_MB SHM_MB most MiB of a student's own /tmp and /dev/shm (tmpfs in her server's namespaces, user-server.sh)
+#                                                                                            default 1024 512
+#   HIDEPID       1: the machine's /proc too shows each user only their own processes, now and after reboots
+#                 (deploy/hidepid.sh), for students who also log in by ssh; a student's server has a /proc of its
+#                 own anyway                                                                 default 0
 #   START         1: start (or restart) the hub at the end; 0: only set up                   default 1
 set -euo pipefail
 [ "$(id -u)" -eq 0 ] || { echo "setup-class.sh: run as root (sudo make class)" >&2; exit 1; }
@@ -56,8 +61,22 @@ SUBMISSION_MAX_MB=${SUBMISSION_MAX_MB:-100}
 SUBMISSION_FILES=${SUBMISSION_FILES:-10000}
 INBOUND_QUOTA_MB=${INBOUND_QUOTA_MB:-500}
 INBOUND_CHECK_S=${INBOUND_CHECK_S:-10}
-for v in SUBMISSION_MAX_MB SUBMISSION_FILES INBOUND_QUOTA_MB INBOUND_CHECK_S; do
+HOME_MB=${HOME_MB:-2048}
+TMP_MB=${TMP_MB:-1024}
+SHM_MB=${SHM_MB:-512}
+for v in SUBMISSION_MAX_MB SUBMISSION_FILES INBOUND_QUOTA_MB INBOUND_CHECK_S TMP_MB SHM_MB; do
   [[ ${!v} =~ ^[1-9][0-9]{0,6}$ ]] || { echo "setup-class.sh: $v=${!v}: a whole number from 1" >&2; exit 2; }
+done
+[[ $HOME_MB =~ ^(0|[1-9][0-9]{0,6})$ ]] || { echo "setup-class.sh: HOME_MB=$HOME_MB: a whole number (0: unbounded)" >&2; exit 2; }
+[ "$HOME_MB" = 0 ] || [ "$HOME_MB" -ge 64 ] || { echo "setup-class.sh: HOME_MB=$HOME_MB: at least 64 (or 0)" >&2; exit 2; }
+KERNEL_DIR=${KERNEL_DIR:-/run/torchcourse}
+# A student's server gets a /tmp and /dev/shm of its own, which hide the machine's (deploy/user-server.sh): what the
+# servers need from the machine's /tmp is bound back in (the tests keep the class there); /dev/shm is refused.
+SERVER_PATHS="$PREFIX $EXCHANGE $HOME_BASE $KERNEL_DIR${BASE_VENV:+ $BASE_VENV $REPO}"
+for path in $SERVER_PATHS; do
+  [[ $path =~ ^/[A-Za-z0-9._/+-]+$ ]] || { echo "setup-class.sh: $path: a path of letters, digits and ._+-/ only" >&2; exit 2; }
+  case $path/ in /dev/shm/*) echo "setup-class.sh: $path: not under /dev/shm (each student's server has its own)" >&2
+    exit 2 ;; esac
 done
 PY=/usr/bin/python3.11
 say() { printf '%s\n' "class: $*"; }
@@ -277,11 +296,15 @@ GROUP=$GROUP
 SSL_CERT=${SSL_CERT:-}
 SSL_KEY=${SSL_KEY:-}
 GRADER_PYTHON=${BASE_VENV:-$VENV}/bin/python
-KERNEL_DIR=${KERNEL_DIR:-/run/torchcourse}
+KERNEL_DIR=$KERNEL_DIR
+SERVER_PATHS="$SERVER_PATHS"
 SUBMISSION_MAX_MB=$SUBMISSION_MAX_MB
 SUBMISSION_FILES=$SUBMISSION_FILES
 INBOUND_QUOTA_MB=$INBOUND_QUOTA_MB
 INBOUND_CHECK_S=$INBOUND_CHECK_S
+HOME_MB=$HOME_MB
+TMP_MB=$TMP_MB
+SHM_MB=$SHM_MB
 EOF
 chmod 0644 "$PREFIX/etc/class.env"
 if [ -n "${SHARED_PASSWORD:-}" ]; then
@@ -291,6 +314,8 @@ cp "$REPO/deploy/jupyterhub_config.py" "$PREFIX/etc/jupyterhub_config.py"
 cp "$REPO/deploy/autograde.sh" "$PREFIX/bin/autograde" && chmod 0755 "$PREFIX/bin/autograde"
 cp "$REPO/deploy/clear-inbound.sh" "$PREFIX/bin/clear-inbound" && chmod 0755 "$PREFIX/bin/clear-inbound"
 cp "$REPO/deploy/inbound_guard.py" "$PREFIX/bin/inbound-guard" && chmod 0755 "$PREFIX/bin/inbound-guard"
+cp "$REPO/deploy/user-server.sh" "$PREFIX/bin/user-server" && chmod 0755 "$PREFIX/bin/user-server"
+cp "$REPO/deploy/class-homes.sh" "$PREFIX/bin/class-homes" && chmod 0755 "$PREFIX/bin/class-homes"
 cp "$REPO/deploy/release_feedback.py" "$PREFIX/bin/release-feedback" && chmod 0755 "$PREFIX/bin/release-feedback"
 sed -i "1s|.*|#!$VENV/bin/python|" "$PREFIX/bin/release-feedback"
 printf 'export TORCHCOURSE_EXCHANGE=%s\ncase ":$PATH:" in *":%s/bin:"*) ;; *) PATH="%s/bin:$PATH" ;; esac\n' \
@@ -305,7 +330,7 @@ mkdir -p "$PREFIX/state" && chmod 0700 "$PREFIX/state"
 if [ "${HIDEPID:-0}" = 1 ]; then
   bash "$REPO/deploy/hidepid.sh" /proc --persist
 else
-  say "students can list every user's processes in /proc; HIDEPID=1 hides them (the whole machine: see deploy/hidepid.sh)"
+  say "a student's server shows her only her own processes; an ssh login of hers sees all in /proc (HIDEPID=1 hides them)"
 fi
 
 # 8. Start the hub (a systemd service where systemd runs; otherwise a background process with a pid file).
@@ -317,6 +342,7 @@ Description=JupyterHub for torchcourse
 After=network.target
 [Service]
 WorkingDirectory=$PREFIX/state
+ExecStartPre=$PREFIX/bin/class-homes mount
 ExecStart=$VENV/bin/python -m jupyterhub -f $PREFIX/etc/jupyterhub_config.py
 Restart=on-failure
 [Install]

@@ -209,7 +209,8 @@ def _klass():
            "HOME_BASE": str(tmp / "home"), "HUB_IP": "127.0.0.1", "HUB_PORT": str(hub), "HUB_API_PORT": str(api),
            "PROXY_API_PORT": str(proxy), "BASE_VENV": sys.prefix, "START": "0",
            "KERNEL_DIR": str(tmp / "kernels"), "HUB_HOST": "hub.localhost", "SSL_CERT": str(k.cert),
-           "SSL_KEY": str(tmp / "hub.key"), "INBOUND_QUOTA_MB": "300", "INBOUND_CHECK_S": "2"}
+           "SSL_KEY": str(tmp / "hub.key"), "INBOUND_QUOTA_MB": "300", "INBOUND_CHECK_S": "2",
+           "HOME_MB": "256", "TMP_MB": "64", "SHM_MB": "64"}
     try:
         # https, as a class beyond loopback has it (the hub's cookies are then host-only, __Host-): a certificate for
         # the hub and each user's host. Browsers resolve *.localhost to loopback themselves; this machine's resolver
@@ -254,6 +255,9 @@ def _klass():
                         for u in (s1, s2)}
         for user in (inst, s1, s2):
             _kill_processes_of(user)
+        if (k.prefix / "bin" / "class-homes").exists():  # the students' homes are file systems of their own
+            subprocess.run([str(k.prefix / "bin" / "class-homes"), "umount"], capture_output=True, timeout=60)
+        for user in (inst, s1, s2):
             subprocess.run(["userdel", "-r", user], capture_output=True)
         if not had_group:
             subprocess.run(["groupdel", "torchcourse"], capture_output=True)
@@ -859,8 +863,94 @@ def test_a_submission_over_the_limit_is_refused_with_a_message(klass, flood):
     assert reply.get("success") is False and "more than this class accepts" in last[0], reply
 
 
+def _terminal(k: Klass, user: str, command: str, timeout: float = 120) -> tuple[int, str]:
+    """`command` typed into a JupyterLab terminal of the user's own server (through the hub, over its websocket, as
+    her browser would); returns its exit status and what the terminal showed."""
+    import requests
+    import websocket
+    from requests.cookies import get_cookie_header
+
+    web, host = k.sessions[user], f"{user}.hub.localhost:{k.port}"
+    r = web.post(f"{k.server(user)}/api/terminals", headers=k.user_xsrf(user), timeout=60)
+    assert r.status_code == 200, f"{user}: terminal {r.status_code} {r.text[:300]}"
+    name = r.json()["name"]
+    url = f"wss://{host}/user/{user}/terminals/websocket/{name}"
+    cookie = get_cookie_header(web.cookies, requests.Request("GET", f"https://{host}/user/{user}/").prepare())
+    ws = websocket.create_connection(url, header=[f"Cookie: {cookie}"], origin=f"https://{host}",
+                                     sslopt={"ca_certs": str(k.cert)}, timeout=timeout)
+    try:
+        # The marker's two halves are typed apart, so the terminal's echo of the command never matches it.
+        ws.send(json.dumps(["stdin", f"{command}; echo \"@@DO\"\"NE $?@@\"\r"]))
+        shown, deadline = "", time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            kind, *rest = json.loads(ws.recv())
+            if kind == "stdout":
+                shown += rest[0]
+                done = re.search(r"@@DONE (\d+)@@", shown)
+                if done:
+                    k.log.append(f"$ [{user}, terminal] {command}\n{shown}")
+                    return int(done[1]), shown
+        raise AssertionError(f"{user}: no end of {command!r} in the terminal: {shown[-2000:]}")
+    finally:
+        ws.close()
+        web.delete(f"{k.server(user)}/api/terminals/{name}", headers=k.user_xsrf(user), timeout=60)
+
+
+@pytest.fixture(scope="module")
+def in_her_server(klass, round_, flood):
+    """Student 1, in a terminal of her own server: lists every process and reads the other student's and the
+    instructor's servers' command lines and environments; then writes 1 GiB into her /tmp, her /dev/shm and her home.
+    Student 2 then writes into his own /tmp. Her floods are removed afterwards (by her), as she would."""
+    k, (s1, s2) = klass, klass.students
+    pids = {u: subprocess.run(["pgrep", "-u", u, "-f", "jupyterhub.singleuser"], capture_output=True,
+                              text=True).stdout.split()[0] for u in (s2, k.inst)}
+    mine, before = {p: p.read_bytes() for p in (k.home(s1) / CH).glob("*.ipynb")}, _gradebook(k)
+    ps = _terminal(k, s1, "ps -eo user:40,pid,args")
+    peek = {u: _terminal(k, s1, f"cat /proc/{pid}/cmdline /proc/{pid}/environ; ls /proc/{pid}/fd")
+            for u, pid in pids.items()}
+    fill = "head -c 1G /dev/zero > {0}; s=$?; du -m {0}; rm -f {0}; (exit $s)"
+    floods = {where: _terminal(k, s1, fill.format(path), timeout=300)
+              for where, path in (("/tmp", "/tmp/flood"), ("/dev/shm", "/dev/shm/flood"), ("home", "~/flood"))}
+    his = _terminal(k, s2, "head -c 16M /dev/zero > /tmp/his && ls /tmp")
+    return {"ps": ps, "peek": peek, "pids": pids, "floods": floods, "his": his, "mine": mine,
+            "mine_after": {p: p.read_bytes() for p in mine}, "grades": (before, _gradebook(k))}
+
+
+def test_a_student_sees_only_her_own_processes_in_her_server(klass, in_her_server):
+    k, (s1, s2) = klass, klass.students
+    status, shown = in_her_server["ps"]
+    users = {line.split()[0] for line in shown.splitlines() if re.match(r"^\S+\s+\d+\s", line)}
+    k.outcomes["ps in her server's terminal: users listed"] = sorted(users)
+    assert status == 0 and s1 in users, shown
+    assert users == {s1}, shown  # not the other student, the instructor, root or the hub
+    for victim, (status, shown) in in_her_server["peek"].items():
+        who = "the instructor" if victim == k.inst else s2
+        k.outcomes[f"read {who}'s server's cmdline, environ and fd in /proc"] = \
+            f"exit {status}: " + next((x.strip()[-90:] for x in shown.splitlines() if "No such file" in x), "READ")
+        assert status != 0 and "No such file or directory" in shown and victim not in shown, shown
+
+
+def test_a_flood_fills_only_the_students_own_space(klass, in_her_server):
+    k, s2 = klass, klass.students[1]
+    limits = {"/tmp": 64, "/dev/shm": 64, "home": 256}
+    for where, (status, shown) in in_her_server["floods"].items():
+        said = next((line.strip() for line in shown.splitlines() if "No space left" in line
+                     or "quota exceeded" in line), "")
+        written = max((int(m) for m in re.findall(r"^(\d+)\s+\S*flood", shown, re.M)), default=-1)
+        k.outcomes[f"1 GiB written into her {where}"] = f"exit {status} after {written} MiB: {said[-80:]}"
+        assert status != 0 and said, shown
+        assert 0 < written <= limits[where], shown
+    status, shown = in_her_server["his"]
+    k.outcomes["the other student writes 16 MiB into his /tmp after her floods"] = f"exit {status}"
+    assert status == 0 and "his" in shown and "flood" not in shown, shown
+    assert in_her_server["mine_after"] == in_her_server["mine"] and in_her_server["mine"]  # nothing of hers lost
+    before, after = in_her_server["grades"]
+    assert after == before and after[s2] == _max_score(), (before, after)
+
+
 def test_hidepid_hides_other_users_processes(klass, round_):
-    """deploy/hidepid.sh (HIDEPID=1) on a procfs of its own, mounted here: the machine's /proc stays as it was."""
+    """deploy/hidepid.sh (HIDEPID=1, for students who also log in by ssh) on a procfs of its own, mounted here: the
+    machine's /proc stays as it was."""
     k, (s1, s2) = klass, klass.students
     other = subprocess.run(["pgrep", "-u", s2, "-f", "jupyterhub.singleuser"], capture_output=True,
                            text=True).stdout.split()[0]
