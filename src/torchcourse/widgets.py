@@ -26,6 +26,7 @@ from IPython.display import display
 from matplotlib.figure import Figure
 
 from torchcourse.frames import FrameAxis, FrameData, frame_data, player_html
+from torchcourse.i18n import gettext as _
 
 
 def figure_png(fig: Figure) -> bytes:
@@ -169,6 +170,12 @@ class Explorer(widgets.VBox):
 
     def __init__(self, controls: dict[str, widgets.ValueWidget], compute: Callable[..., Any],
                  render: Callable[[Any], Figure], *, title: str = "") -> None:
+        # Labels are written in English (marked N_ where they are defined) and shown in the learner's language.
+        title = _(title)
+        for control in controls.values():
+            control.description = _(control.description)
+            if getattr(control, "placeholder", ""):
+                control.placeholder = _(control.placeholder)
         self.controls = controls
         self.title = title
         self._compute = compute
@@ -215,7 +222,7 @@ class Explorer(widgets.VBox):
 
     def frame_space_description(self) -> list[str]:
         """What the site's player offers, one sentence per product of the frame space, for its readers."""
-        axes, _ = self.frame_states()
+        axes, _states = self.frame_states()
         by_name = {a.name: a for a in axes}
         sentences = []
         for block in self._frame_blocks()[:-1]:

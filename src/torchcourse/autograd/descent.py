@@ -23,6 +23,7 @@ import torch
 from matplotlib.collections import LineCollection
 from matplotlib.figure import Figure
 
+from torchcourse.i18n import N_
 from torchcourse.widgets import Explorer, figure_and_axes
 
 
@@ -166,13 +167,13 @@ class DescentPlayground(Explorer):
     def __init__(self, surface: str = "elongated bowl", lr: float = 0.1, momentum: float = 0.0, steps: int = 30,
                  forget_zero_grad: bool = True) -> None:
         controls = {
-            "surface": widgets.Dropdown(options=list(SURFACES), value=surface, description="loss"),
-            "lr": widgets.FloatSlider(value=lr, min=0.01, max=0.5, step=0.01, description="step size"),
-            "momentum": widgets.FloatSlider(value=momentum, min=0.0, max=0.95, step=0.05, description="momentum"),
-            "steps": widgets.IntSlider(value=steps, min=1, max=60, description="steps"),
-            "forget_zero_grad": widgets.Checkbox(value=forget_zero_grad, description="forget zero_grad"),
+            "surface": widgets.Dropdown(options=list(SURFACES), value=surface, description=N_("loss")),
+            "lr": widgets.FloatSlider(value=lr, min=0.01, max=0.5, step=0.01, description=N_("step size")),
+            "momentum": widgets.FloatSlider(value=momentum, min=0.0, max=0.95, step=0.05, description=N_("momentum")),
+            "steps": widgets.IntSlider(value=steps, min=1, max=60, description=N_("steps")),
+            "forget_zero_grad": widgets.Checkbox(value=forget_zero_grad, description=N_("forget zero_grad")),
         }
-        super().__init__(controls, descend, draw_descent, title="Descent playground")
+        super().__init__(controls, descend, draw_descent, title=N_("Descent playground"))
 
     def frame_space(self) -> dict:
         # A small, a good and a too-large step, with and without momentum, short and long runs.

@@ -38,6 +38,7 @@ from matplotlib.path import Path
 from torch.overrides import TorchFunctionMode
 
 from torchcourse.autograd.textpaths import patch, place
+from torchcourse.i18n import N_
 from torchcourse.widgets import Explorer, figure_and_axes
 
 #: Expressions offered by the explorer's box (any other can be typed).
@@ -558,12 +559,12 @@ class GraphExplorer(Explorer):
     def __init__(self, expression: str = "x * y + x", x: float = 2.0, y: float = 3.0, step: int = 0) -> None:
         controls = {
             "expression": widgets.Combobox(value=expression, options=list(EXAMPLES), ensure_option=False,
-                                           description="out =", continuous_update=False),
-            "x": widgets.FloatText(value=x, description="x", layout=widgets.Layout(width="150px")),
-            "y": widgets.FloatText(value=y, description="y", layout=widgets.Layout(width="150px")),
-            "step": widgets.IntSlider(value=step, min=0, max=MAX_NODES * 2, description="backward step"),
+                                           description=N_("out ="), continuous_update=False),
+            "x": widgets.FloatText(value=x, description=N_("x"), layout=widgets.Layout(width="150px")),
+            "y": widgets.FloatText(value=y, description=N_("y"), layout=widgets.Layout(width="150px")),
+            "step": widgets.IntSlider(value=step, min=0, max=MAX_NODES * 2, description=N_("backward step")),
         }
-        super().__init__(controls, record, draw_graph, title="Graph explorer")
+        super().__init__(controls, record, draw_graph, title=N_("Graph explorer"))
 
     def frame_space(self) -> list[dict]:
         # Every example stepped through backward at x=2, y=3, and the default at other x and y.

@@ -27,6 +27,7 @@ from matplotlib.transforms import Affine2D
 
 from torchcourse.autograd.textpaths import patch, place
 from torchcourse.figure_text import GREY_ON_WHITE, text_colour_on
+from torchcourse.i18n import N_
 from torchcourse.widgets import Explorer, figure_and_axes
 
 _W = torch.tensor([[1.0, -2.0, 0.5], [0.0, 1.5, -1.0]], dtype=torch.float64)
@@ -153,10 +154,10 @@ class JacobianExplorer(Explorer):
 
     def __init__(self, function: str = "W tanh(x) (3 -> 2)", v: str = "1, 0") -> None:
         controls = {
-            "function": widgets.Dropdown(options=list(FUNCTIONS), value=function, description="f"),
-            "v_text": widgets.Text(value=v, description="v", continuous_update=False),
+            "function": widgets.Dropdown(options=list(FUNCTIONS), value=function, description=N_("f")),
+            "v_text": widgets.Text(value=v, description=N_("v"), continuous_update=False),
         }
-        super().__init__(controls, explore, draw_jacobian, title="Jacobian explorer")
+        super().__init__(controls, explore, draw_jacobian, title=N_("Jacobian explorer"))
 
     def frame_space(self) -> list[dict]:
         # The site's curated vectors v (the text box accepts anything): for each function the one-hot and

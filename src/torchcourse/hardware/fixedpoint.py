@@ -20,6 +20,7 @@ from matplotlib.patches import Rectangle
 from torchcourse.figure_text import WIDE_FIGURE_PT as TEXT_PT
 from torchcourse.hardware.npu import SIGMOID_KNOTS, nfu3_sigmoid
 from torchcourse.hardware.numerics import _from_fixed, _to_fixed, bit_pattern, q_range
+from torchcourse.i18n import N_
 from torchcourse.widgets import Explorer, fits_canvas
 
 TOTAL_BITS = 16
@@ -114,10 +115,10 @@ class FixedPointExplorer(Explorer):
 
     def __init__(self, int_bits: int = 5, value: float = 3.14159) -> None:
         controls = {
-            "int_bits": widgets.IntSlider(value=int_bits, min=0, max=15, description="integer bits"),
-            "value": widgets.FloatSlider(value=value, min=-80.0, max=80.0, step=0.001, description="value"),
+            "int_bits": widgets.IntSlider(value=int_bits, min=0, max=15, description=N_("integer bits")),
+            "value": widgets.FloatSlider(value=value, min=-80.0, max=80.0, step=0.001, description=N_("value")),
         }
-        super().__init__(controls, fixed_point_view, draw_fixed, title="Fixed-point explorer")
+        super().__init__(controls, fixed_point_view, draw_fixed, title=N_("Fixed-point explorer"))
 
     def frame_space(self) -> dict:
         # Every split of the 16 bits for pi, a value that saturates narrow formats, and 0.1.

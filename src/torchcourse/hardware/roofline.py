@@ -24,6 +24,7 @@ import numpy as np
 import torch
 from matplotlib.figure import Figure
 
+from torchcourse.i18n import N_
 from torchcourse.widgets import Explorer, figure_and_axes, fits_canvas
 
 # --------------------------------------------------------------------------- measuring this machine
@@ -381,13 +382,13 @@ class RooflineExplorer(Explorer):
                  dtype: str = "float32") -> None:
         self.cpu = cpu
         controls = {
-            "operation": widgets.Dropdown(options=OPERATIONS, value=operation, description="operation"),
+            "operation": widgets.Dropdown(options=OPERATIONS, value=operation, description=N_("operation")),
             "n": widgets.SelectionSlider(options=[8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096], value=n,
-                                         description="n"),
-            "dtype": widgets.Dropdown(options=list(DTYPES), value=dtype, description="dtype"),
+                                         description=N_("n")),
+            "dtype": widgets.Dropdown(options=list(DTYPES), value=dtype, description=N_("dtype")),
         }
         super().__init__(controls, lambda **v: roofline_point(cpu=self.cpu, **v), draw_roofline,
-                         title="Roofline explorer")
+                         title=N_("Roofline explorer"))
 
     def frame_space(self) -> list[dict]:
         # Every operation at every size in float32, and every dtype at a small, a middle and a large n.

@@ -40,6 +40,7 @@ import torch
 from matplotlib.figure import Figure
 
 from torchcourse.figure_text import text_colour_on
+from torchcourse.i18n import N_
 from torchcourse.widgets import Explorer, figure_and_axes, fits_canvas
 
 PE = Callable[[torch.Tensor, torch.Tensor, torch.Tensor], tuple[torch.Tensor, torch.Tensor]]
@@ -332,15 +333,15 @@ class SystolicAnimator(Explorer):
     def __init__(self, rows: int = 4, cols: int = 4, m: int = 5, k: int = 4, n: int = 4, cycle: int = 3,
                  dataflow: str = "ws") -> None:
         controls = {
-            "dataflow": widgets.Dropdown(options=["ws", "os", "is"], value=dataflow, description="dataflow"),
-            "rows": widgets.IntSlider(value=rows, min=1, max=16, description="rows"),
-            "cols": widgets.IntSlider(value=cols, min=1, max=16, description="cols"),
-            "m": widgets.IntSlider(value=m, min=1, max=32, description="M"),
-            "k": widgets.IntSlider(value=k, min=1, max=16, description="K"),
-            "n": widgets.IntSlider(value=n, min=1, max=16, description="N"),
-            "cycle": widgets.IntSlider(value=cycle, min=0, max=80, description="cycle"),
+            "dataflow": widgets.Dropdown(options=["ws", "os", "is"], value=dataflow, description=N_("dataflow")),
+            "rows": widgets.IntSlider(value=rows, min=1, max=16, description=N_("rows")),
+            "cols": widgets.IntSlider(value=cols, min=1, max=16, description=N_("cols")),
+            "m": widgets.IntSlider(value=m, min=1, max=32, description=N_("M")),
+            "k": widgets.IntSlider(value=k, min=1, max=16, description=N_("K")),
+            "n": widgets.IntSlider(value=n, min=1, max=16, description=N_("N")),
+            "cycle": widgets.IntSlider(value=cycle, min=0, max=80, description=N_("cycle")),
         }
-        super().__init__(controls, systolic_frame, draw_frame, title="Systolic array animator")
+        super().__init__(controls, systolic_frame, draw_frame, title=N_("Systolic array animator"))
 
     def frame_space(self) -> list[dict]:
         # Only tiles the array holds (a shape it cannot hold is a sentence, not a lesson): every cycle of the

@@ -30,6 +30,7 @@ from matplotlib.collections import PolyCollection
 from matplotlib.figure import Figure
 
 from torchcourse.figure_text import WIDE_FIGURE_PT as TEXT_PT
+from torchcourse.i18n import N_
 from torchcourse.parallel.costs import GRAD_BYTES, INTER_NODE, LINKS, OPTIM_BYTES, PARAM_BYTES
 from torchcourse.parallel.redraw import Fixed, agg_figure, pin_label
 from torchcourse.widgets import Explorer, fits_canvas
@@ -292,15 +293,15 @@ class ParallelismPlanner(Explorer):
                  link: str = "NVLink 4 (H100 SXM)") -> None:
         controls = {
             "params_b": widgets.SelectionSlider(options=[0.1, 1.0, 7.0, 13.0, 70.0], value=params_b,
-                                                description="params (B)"),
-            "batch": widgets.IntSlider(value=batch, min=1, max=64, description="batch"),
-            "devices": widgets.SelectionSlider(options=[1, 2, 4, 8, 16], value=devices, description="devices"),
-            "strategy": widgets.Dropdown(options=STRATEGIES, value=strategy, description="strategy"),
-            "link": widgets.Dropdown(options=[lk.name for lk in LINKS], value=link, description="link"),
+                                                description=N_("params (B)")),
+            "batch": widgets.IntSlider(value=batch, min=1, max=64, description=N_("batch")),
+            "devices": widgets.SelectionSlider(options=[1, 2, 4, 8, 16], value=devices, description=N_("devices")),
+            "strategy": widgets.Dropdown(options=STRATEGIES, value=strategy, description=N_("strategy")),
+            "link": widgets.Dropdown(options=[lk.name for lk in LINKS], value=link, description=N_("link")),
         }
         # One figure for the widget's life, redrawn in place at each change (see PlanFigure).
         super().__init__(controls, plan, PlanFigure().draw,
-                         title="Parallelism planner (a cost model, not a measurement)")
+                         title=N_("Parallelism planner (a cost model, not a measurement)"))
 
     def frame_space(self) -> list[dict]:
         # Every strategy on 1 to 16 devices; model size for DataParallel (the notebook's start), DDP and FSDP;

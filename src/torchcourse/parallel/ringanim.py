@@ -20,6 +20,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from torchcourse.figure_text import text_colour_on
+from torchcourse.i18n import N_
 from torchcourse.parallel.redraw import Fixed, agg_figure
 from torchcourse.parallel.ring import chunk_bounds, schedule
 from torchcourse.widgets import Explorer, fits_canvas
@@ -131,12 +132,12 @@ def draw_ring(frame: RingFrame, ax=None) -> Figure:
 class RingAnimator(Explorer):
     def __init__(self, ranks: int = 4, step: int = 0) -> None:
         controls = {
-            "ranks": widgets.IntSlider(value=ranks, min=2, max=8, description="ranks"),
-            "step": widgets.IntSlider(value=step, min=0, max=14, description="step"),
+            "ranks": widgets.IntSlider(value=ranks, min=2, max=8, description=N_("ranks")),
+            "step": widgets.IntSlider(value=step, min=0, max=14, description=N_("step")),
         }
         # One figure for the widget's life, redrawn in place at each change (see RingFigure).
         super().__init__(controls, lambda ranks, step: ring_frame(ranks, step), RingFigure().draw,
-                         title="Ring all-reduce, step by step")
+                         title=N_("Ring all-reduce, step by step"))
 
     def frame_space(self) -> list[dict]:
         # Every step on 2, 4 and 8 ranks (2(N-1) steps each; past the last, the ring stays finished).

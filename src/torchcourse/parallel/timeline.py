@@ -25,6 +25,7 @@ from matplotlib.collections import PolyCollection
 from matplotlib.figure import Figure
 from matplotlib.transforms import ScaledTranslation
 
+from torchcourse.i18n import N_
 from torchcourse.parallel.redraw import Fixed, agg_figure, pin_label
 from torchcourse.widgets import Explorer, fits_canvas
 
@@ -127,11 +128,11 @@ def draw_timeline(tl: Timeline, ax=None) -> Figure:
 class DDPTimeline(Explorer):
     def __init__(self, buckets: int = 4, devices: int = 4) -> None:
         controls = {
-            "buckets": widgets.IntSlider(value=buckets, min=1, max=8, description="buckets"),
-            "devices": widgets.IntSlider(value=devices, min=2, max=8, description="devices"),
+            "buckets": widgets.IntSlider(value=buckets, min=1, max=8, description=N_("buckets")),
+            "devices": widgets.IntSlider(value=devices, min=2, max=8, description=N_("devices")),
         }
         # One figure for the widget's life, redrawn in place at each change (see TimelineFigure).
-        super().__init__(controls, timeline, TimelineFigure().draw, title="DDP timeline beside DataParallel")
+        super().__init__(controls, timeline, TimelineFigure().draw, title=N_("DDP timeline beside DataParallel"))
 
     def frame_space(self) -> dict:
         # Every bucket count on 2, 3, 4, 6 and 8 devices.

@@ -27,6 +27,7 @@ from matplotlib.colors import to_rgba
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
+from torchcourse.i18n import N_
 from torchcourse.widgets import Explorer, figure_and_axes
 
 #: The explorer draws at most this many dimensions (the rules themselves have no limit).
@@ -355,10 +356,10 @@ class BroadcastExplorer(Explorer):
 
     def __init__(self, a: str = "3, 1", b: str = "4") -> None:
         controls = {
-            "text_a": widgets.Text(value=a, description="shape a", placeholder="e.g. 3, 1"),
-            "text_b": widgets.Text(value=b, description="shape b", placeholder="e.g. 4"),
+            "text_a": widgets.Text(value=a, description=N_("shape a"), placeholder=N_("e.g. 3, 1")),
+            "text_b": widgets.Text(value=b, description=N_("shape b"), placeholder=N_("e.g. 4")),
         }
-        super().__init__(controls, explore, draw_broadcast, title="Broadcasting explorer")
+        super().__init__(controls, explore, draw_broadcast, title=N_("Broadcasting explorer"))
 
     def frame_space(self) -> dict:
         # The site's curated inputs (the text boxes accept anything): the stand-in's pairs and more.

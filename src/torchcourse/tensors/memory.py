@@ -29,6 +29,7 @@ from matplotlib.text import TextPath
 from matplotlib.transforms import Affine2D
 
 from torchcourse.grading import shares_storage
+from torchcourse.i18n import N_
 from torchcourse.widgets import Explorer
 
 #: Shapes offered by the explorer's drop-down (the core accepts any shape of rank >= 1).
@@ -326,11 +327,11 @@ class MemoryExplorer(Explorer):
     def __init__(self, shape: tuple[int, ...] = (3, 4), layout: str = "contiguous", op: str = "slice") -> None:
         controls = {
             "shape": widgets.Dropdown(options=[(str(s), s) for s in SHAPES], value=tuple(shape),
-                                      description="shape"),
-            "layout": widgets.Dropdown(options=list(LAYOUTS), value=layout, description="source x"),
-            "op": widgets.Dropdown(options=list(OPS), value=op, description="operation"),
+                                      description=N_("shape")),
+            "layout": widgets.Dropdown(options=list(LAYOUTS), value=layout, description=N_("source x")),
+            "op": widgets.Dropdown(options=list(OPS), value=op, description=N_("operation")),
         }
-        super().__init__(controls, _compute, draw_memory, title="Memory explorer")
+        super().__init__(controls, _compute, draw_memory, title=N_("Memory explorer"))
 
     def frame_space(self) -> list[dict]:
         # The site's frames: every operation on both layouts of a 3x4 source, and the ops whose

@@ -17,6 +17,7 @@ import ipywidgets as widgets
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
+from torchcourse.i18n import N_
 from torchcourse.widgets import Explorer, figure_and_axes
 
 MAX_RANK = 5
@@ -147,9 +148,9 @@ class RankGallery(Explorer):
     """Move the slider to see a tensor of each rank and what it typically holds."""
 
     def __init__(self, rank: int = 4) -> None:
-        slider = widgets.IntSlider(value=rank, min=0, max=MAX_RANK, description="rank")
+        slider = widgets.IntSlider(value=rank, min=0, max=MAX_RANK, description=N_("rank"))
         super().__init__({"rank": slider}, _compute, lambda s: draw_rank(s.example),
-                         title="Rank gallery")
+                         title=N_("Rank gallery"))
 
 
 def static_rank_gallery() -> Figure:
