@@ -203,3 +203,7 @@ def test_quality_checks_catch_what_a_reviewer_would():
     assert any("not translated" in p for p in quality.problems("Plain words.", "Plain words.", ROOT))
     assert any("glossary term" in p for p in quality.problems("A **stride** is", "一个**步幅**是", ROOT))
     assert quality.problems("`x.grad`", "`x.grad`", ROOT) == []
+    assert quality.problems("| | DataParallel | DDP |", "| | DataParallel | DDP |", ROOT) == []
+    assert any("not translated" in p for p in quality.problems("Summary", "Summary", ROOT))
+    assert any("emphasis" in p for p in quality.problems("*Predict, then run:* next", "*先预测，再运行：*下一个", ROOT))
+    assert quality.problems("*Predict, then run:* next", "*先预测，再运行*：下一个", ROOT) == []

@@ -4,7 +4,10 @@
 - the Chinese terms the English already cites, e.g. "**stride** (步长)", used in the translation;
 - a key term in bold that the glossary lists is translated by the glossary's Chinese term;
 - a table row keeps its number of columns;
-- the text is translated (it has Chinese in it) unless the English has no words to translate.
+- emphasis renders as emphasis: CommonMark does not close `*...*` between a full-width punctuation mark and a
+  Chinese character, so a translation can show its asterisks where the English shows italics;
+- the text is translated (it has Chinese in it) unless the English has no words to translate (names only,
+  e.g. a table header `| | DataParallel | DDP |`).
 """
 
 from __future__ import annotations
@@ -20,7 +23,16 @@ MATH = re.compile(r"\$\$.+?\$\$|\$[^$\s](?:[^$]*[^$\s])?\$")
 NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*(?![\w])")
 CJK = re.compile(r"[\u3400-\u9fff]+")
 BOLD = re.compile(r"\*\*([^*]+)\*\*")
-WORD = re.compile(r"[A-Za-z]{2,}")
+# A word a translator must translate: three letters or more, lower case after an optional capital ("Summary");
+# CamelCase names and acronyms (DataParallel, DDP) may stay as they are.
+WORD = re.compile(r"\b[A-Z]?[a-z]{2,}\b")
+EMPHASIS = re.compile(r"<(em|strong)>")
+
+
+def _emphasis(text: str) -> list[str]:
+    from markdown_it import MarkdownIt
+
+    return EMPHASIS.findall(MarkdownIt("commonmark").renderInline(text))
 
 
 @lru_cache(maxsize=1)
@@ -67,6 +79,8 @@ def problems(english: str, chinese: str, root: Path) -> list[str]:
         )
         if forms and not any(form in chinese for form in forms):
             found.append(f"glossary term {bold!r} should be translated as {' or '.join(forms)}")
+    if sorted(_emphasis(english)) != sorted(_emphasis(chinese)):
+        found.append("emphasis does not render as in the English (close * or ** before full-width punctuation)")
     if english.startswith("|") and (english.count("|") != chinese.count("|") or not chinese.startswith("|")):
         found.append("table row: a different number of columns")
     if WORD.search(_outside_code(english)) and not CJK.search(chinese):
