@@ -205,5 +205,7 @@ def test_quality_checks_catch_what_a_reviewer_would():
     assert quality.problems("`x.grad`", "`x.grad`", ROOT) == []
     assert quality.problems("| | DataParallel | DDP |", "| | DataParallel | DDP |", ROOT) == []
     assert any("not translated" in p for p in quality.problems("Summary", "Summary", ROOT))
+    assert quality.problems("{call} returned {got}", "{call} 返回了 {got}", ROOT) == []
+    assert any("placeholders" in p for p in quality.problems("{call} returned {got}", "{call} 返回了", ROOT))
     assert any("emphasis" in p for p in quality.problems("*Predict, then run:* next", "*先预测，再运行：*下一个", ROOT))
     assert quality.problems("*Predict, then run:* next", "*先预测，再运行*：下一个", ROOT) == []

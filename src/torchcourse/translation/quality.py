@@ -1,6 +1,7 @@
 """What a translation must keep from its English: the checks a reviewer would otherwise do by eye.
 
-- code spans, math and numbers unchanged (code is identical in both editions);
+- code spans, math and numbers unchanged (code is identical in both editions), and a code message's
+  `{placeholders}` all there;
 - the Chinese terms the English already cites, e.g. "**stride** (步长)", used in the translation;
 - a key term in bold that the glossary lists is translated by the glossary's Chinese term;
 - a table row keeps its number of columns;
@@ -27,6 +28,7 @@ BOLD = re.compile(r"\*\*([^*]+)\*\*")
 # CamelCase names and acronyms (DataParallel, DDP) may stay as they are.
 WORD = re.compile(r"\b[A-Z]?[a-z]{2,}\b")
 EMPHASIS = re.compile(r"<(em|strong)>")
+PLACEHOLDER = re.compile(r"\{[a-z_]*\}")
 
 
 def _emphasis(text: str) -> list[str]:
@@ -67,6 +69,10 @@ def problems(english: str, chinese: str, root: Path) -> list[str]:
         found.append(f"math {piece} changed or missing")
     for piece in _kept(NUMBER, _outside_code(english), _outside_code(chinese)):
         found.append(f"number {piece} missing")
+    if sorted(set(PLACEHOLDER.findall(_outside_code(english)))) != sorted(
+        set(PLACEHOLDER.findall(_outside_code(chinese)))
+    ):
+        found.append("the {placeholders} differ from the English's")
     for term in CJK.findall(_outside_code(english)):
         if term not in chinese:
             found.append(f"the English cites {term}; the translation does not use it")
