@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import difflib
 import json
 import re
 import symtable
@@ -44,6 +45,25 @@ def _where(path: Path, index: int) -> str:
     return f"{path.parent.name}/{path.name} cell {index}"
 
 
+def _stale_copies(path: Path, cells: list) -> list[str]:
+    """A heading twice, or a long markdown cell repeated almost word for word: the stale copy an edit left."""
+    problems, headings = [], {}
+    texts = [(i, cell_source(c)) for i, c in enumerate(cells) if c.get("cell_type") == "markdown"]
+    for i, text in texts:
+        for line in text.splitlines():
+            if line.startswith("#"):
+                key = re.sub(r"^#+\s*(\d+\.\s*)?", "", line).strip()
+                if key in headings:
+                    problems.append(f"{_where(path, i)}: the heading {line!r} again (first in cell {headings[key]})")
+                headings.setdefault(key, i)
+    long = [(i, t) for i, t in texts if len(t) > 200]
+    for n, (i, a) in enumerate(long):
+        for j, b in long[n + 1 :]:
+            if difflib.SequenceMatcher(None, a, b).ratio() > 0.8:
+                problems.append(f"{_where(path, j)}: nearly the same text as cell {i}")
+    return problems
+
+
 def notebook_problems(path: Path) -> list[str]:
     """Anatomy of every exercise, tags, committed outputs, the header, the seeded first code cell."""
     nb = _load(path)
@@ -59,6 +79,7 @@ def notebook_problems(path: Path) -> list[str]:
     code = [c for c in cells if c.get("cell_type") == "code"]
     if code and "manual_seed" not in cell_source(code[0]):
         problems.append(f"{path.name}: the first code cell does not seed PyTorch (torch.manual_seed)")
+    problems += _stale_copies(path, cells)
     for i, cell in enumerate(cells):
         if cell.get("outputs") or cell.get("execution_count") is not None:
             problems.append(f"{_where(path, i)}: committed outputs or execution count")
