@@ -126,7 +126,8 @@ def executed_notebook(sub: Sanitised, raw: RawResult, own_markdown: frozenset[st
             outs.append(nbformat.v4.new_output("error", ename=f"Grader{states[pos].title()}",
                                                evalue=f"this cell did not finish ({states[pos]})", traceback=[]))
         cell.outputs = outs
-    safe_notebook(nb, own_markdown)  # formgrader renders this notebook in an instructor's browser: no learner script
+    # formgrader renders this notebook in an instructor's browser: no learner script
+    safe_notebook(nb, own_markdown | sub.course_markdown)
     if not _valid_beside_outputs(nb, sub.code_cells):
         for index in sub.code_cells:
             nb.cells[index].outputs = []

@@ -7,6 +7,10 @@ those outputs are not shown (grader/README.md, "Threat model"). Hidden blocks ar
 test cells and emitted values are dropped. Hidden blocks run in the grader's checker, never in
 the learner's process, so nothing the learner's run printed can carry their source or the seed:
 every honest student gets every page.
+
+A page is in the language of the notebook submitted: the autograded notebook of a translated release keeps
+that release's text (grader/sanitise.py), and the page's `lang` says which (what a screen reader reads it in,
+and what a browser picks fonts and line breaks by).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from grader.course import Course
 from grader.htmlsafe import safe_html
 from grader.limits import FEEDBACK_CELLS, FEEDBACK_CHARS
 from grader.record import GradeRecord, load_record, unusable
+from grader.sanitise import submitted_language
 from torchcourse.contract import (
     BEGIN_HIDDEN,
     EMIT_MIME,
@@ -104,6 +109,12 @@ def _summary(record: GradeRecord, notebook: str) -> str:
             + "</table><p>Graded checks include more cases than the visible ones in your notebook.</p>")
 
 
+def page_language(nb: nbformat.NotebookNode) -> str:
+    """The page's `lang` (a BCP 47 tag): the notebook's language where the course has it, else English."""
+    language = submitted_language(nb)
+    return language.replace("_", "-") if language else "en"
+
+
 def feedback(course: Course, chapter: str, students: list[str] | None = None) -> list[Path]:
     from nbconvert import HTMLExporter
 
@@ -118,13 +129,14 @@ def feedback(course: Course, chapter: str, students: list[str] | None = None) ->
         for nb_path in sorted((course.autograded / student / chapter).glob("*.ipynb")):
             try:
                 nb = _fit_page(_strip(nbformat.read(str(nb_path), as_version=4)))
+                lang = page_language(nb)
             except Exception as exc:  # a truncated or hand-edited file: this page only, never the class's
                 print(f"feedback: not written for {student}/{nb_path.stem}: autograded/{student}/{chapter}/"
                       f"{nb_path.name} cannot be read ({type(exc).__name__}); run `python -m grader autograde "
                       f"{chapter} --force --student {student}` to write it again", file=sys.stderr)
                 continue
             body = safe_html(exporter.from_notebook_node(nb)[0])  # no learner script in the page (issue 17)
-            page = (f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(chapter)} · "
+            page = (f"<!doctype html><html lang='{lang}'><head><meta charset='utf-8'><title>{html.escape(chapter)} · "
                     f"{html.escape(nb_path.stem)}</title><style>{STYLE}</style></head><body>"
                     f"<h1>{html.escape(chapter)}: {html.escape(nb_path.stem)}</h1>"
                     f"<p>{html.escape(student)}: {record.score:g} / {record.max_score:g} for the chapter.</p>"

@@ -3,6 +3,11 @@
 nbgrader strips the solution and hidden-test regions. The leak check is a second, independent
 line of defence: it looks for the markers and for every secret line (``torchcourse.contract``'s
 one rule) of every solution region and hidden block of solutions/ in the released notebooks.
+
+Each translated release (``<language>/chapters/``, e.g. zh_CN/chapters/) is then built from chapters/ and the
+catalogs by ``python -m torchcourse.translation build``, for the chapters its released-chapters.txt lists, and
+checked the same way; it must also be the same assignment as the English release: the same cells, ids and
+nbgrader metadata, and the same code, so that either language is graded by the same checks.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from pathlib import Path
 
 from grader.course import Course
 from torchcourse.contract import MARKERS, cell_source, secret_lines
+from torchcourse.translation.catalogs import LANGUAGES
 
 
 class LeakError(RuntimeError):
@@ -46,6 +52,62 @@ def find_leaks(solution_dir: Path, release_dir: Path) -> list[str]:
             if secret in public:
                 problems.append(f"{rel}: contains solution or hidden-test line {secret!r}")
     return problems
+
+
+def find_drift(release_dir: Path, translated_dir: Path) -> list[str]:
+    """Problems that would make a translated release another assignment than the English one: a notebook
+    missing or extra, or a cell whose type, id, nbgrader metadata or (for code) source differs."""
+    problems = []
+    english = {p.name for p in release_dir.glob("*.ipynb")}
+    translated = {p.name for p in translated_dir.glob("*.ipynb")}
+    problems += [f"{translated_dir / n}: not in the English release" for n in sorted(translated - english)]
+    for name in sorted(english & translated):
+        a = json.loads((release_dir / name).read_text(encoding="utf-8"))["cells"]
+        b = json.loads((translated_dir / name).read_text(encoding="utf-8"))["cells"]
+        if len(a) != len(b):
+            problems.append(f"{translated_dir / name}: {len(b)} cells, the English release has {len(a)}")
+            continue
+        for k, (x, y) in enumerate(zip(a, b), 1):
+            same = (x["cell_type"] == y["cell_type"] and x.get("id") == y.get("id")
+                    and x.get("metadata", {}).get("nbgrader") == y.get("metadata", {}).get("nbgrader")
+                    and (x["cell_type"] != "code" or cell_source(x) == cell_source(y)))
+            if not same:
+                problems.append(f"{translated_dir / name}: cell {k} is not the English release's "
+                                "(type, id, nbgrader metadata or code differ)")
+    return problems
+
+
+def released_languages(root: Path) -> dict[str, list[str]]:
+    """language -> the chapters its released-chapters.txt lists, for each language the course has a list of."""
+    from torchcourse.translation.__main__ import released_chapters
+
+    return {lang: released_chapters(root, lang) for lang in LANGUAGES
+            if (root / "locale" / lang / "released-chapters.txt").exists()}
+
+
+def release_translations(course: Course, chapters: list[str] | None = None) -> dict[str, list[str]]:
+    """Build each translated release of `chapters` (None: the whole of each, which also removes a chapter no
+    longer listed) from chapters/, and check it; returns language -> the chapters written."""
+    written = {}
+    for lang, listed in released_languages(course.root).items():
+        todo = listed if chapters is None else [c for c in chapters if c in listed]
+        if not todo and chapters is not None:
+            continue
+        cmd = [sys.executable, "-m", "torchcourse.translation", "build", *([] if chapters is None else todo),
+               "--language", lang, "--root", str(course.root)]
+        done = subprocess.run(cmd, cwd=course.root, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise RuntimeError(f"the {lang} release could not be built:\n{done.stdout}{done.stderr}")
+        problems = []
+        for chapter in todo:
+            translated = course.root / lang / "chapters" / chapter
+            problems += find_leaks(course.solutions / chapter, translated)
+            problems += find_drift(course.chapters / chapter, translated)
+        if problems:
+            raise LeakError(f"Refusing to release {lang}; these would reach learners or grade differently:\n  "
+                            + "\n  ".join(problems))
+        written[lang] = todo
+    return written
 
 
 def _all_secrets(root: Path) -> set[str]:
@@ -88,7 +150,9 @@ def find_site_leaks(root: Path) -> list[str]:
 
 
 def release(course: Course, chapters: list[str] | None = None) -> list[str]:
-    """Release each chapter of `course` with nbgrader and check it; returns the chapters released."""
+    """Release each chapter of `course` with nbgrader and check it, then its translated releases
+    (`release_translations`); returns the chapters released."""
+    whole = not chapters
     chapters = chapters or course.assignments()
     for chapter in chapters:
         cmd = [sys.executable, "-m", "nbgrader", "generate_assignment", chapter, "--force", "--no-db",
@@ -102,4 +166,5 @@ def release(course: Course, chapters: list[str] | None = None) -> list[str]:
     leaks = find_site_leaks(course.root)
     if leaks:
         raise LeakError("Refusing to release; these would reach the site:\n  " + "\n  ".join(leaks))
+    release_translations(course, None if whole else chapters)
     return chapters

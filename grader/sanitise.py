@@ -16,6 +16,12 @@ small pre-pass makes a damaged notebook cost only what is damaged:
   before the next one), so deleting one whole exercise costs that exercise only;
 * a notebook with none of the chapter's cells is "not this chapter's notebook".
 
+A notebook of a translated release (its ``metadata.torchcourse.language`` one of the course's languages, with
+that language's release of the notebook in the course folder) is the same assignment: nbgrader restores its
+locked cells from the gradebook's English source, and then they are put back from that release, so the
+autograded notebook (and its feedback page) stays in the language submitted. The learner's metadata only
+chooses which of the course's own releases is used: a locked cell's text never comes from the learner.
+
 A notebook that cannot be read raises `SanitiseError` with a one-line message for a person
 (without the file name: the caller names the file); the caller records it and goes on. Reading the file is
 `grader.notebook_file`'s; what nbgrader's internals are relied on for is `grader.nbgrader_compat`'s.
@@ -44,6 +50,7 @@ from grader.nbgrader_compat import (
 )
 from grader.notebook_file import SanitiseError, read_notebook
 from torchcourse.contract import hidden_split
+from torchcourse.translation.catalogs import LANGUAGES
 
 # nbgrader's preprocessors log every restored cell, and jsonschema's whole report on invalid metadata: what
 # matters reaches the notes in one line each, so their log goes nowhere (not to Python's last-resort stderr).
@@ -60,6 +67,8 @@ class Sanitised:
     points: dict[str, float]       # test grade_id -> max points (from the gradebook, not the learner)
     notes: list[str]
     unanswered: frozenset[str] = frozenset()  # answer grade_ids left as released (see _unanswered)
+    # the markdown cells of the translated release submitted (the course's own text, like the solutions')
+    course_markdown: frozenset[str] = frozenset()
 
 
 def _claims(cell: NotebookNode) -> str | None:
@@ -108,10 +117,12 @@ def _keeper(copies: list[int], after: int | None) -> int:
 ROLE_KEYS = ("grade", "solution", "task", "locked")
 
 
-def _tampered(cell: NotebookNode, md: dict, want: dict, source: SimpleNamespace | None) -> list[str]:
+def _tampered(cell: NotebookNode, md: dict, want: dict, source: SimpleNamespace | None,
+              translated: str | None = None) -> list[str]:
     """What a learner changed in a graded cell that the source restores (nbgrader only logs a warning): its
     role, its points, its cell type, or the visible source of a locked cell (a test cell's hidden block is not
-    in the release, so only the visible part is compared)."""
+    in the release, so only the visible part is compared; `translated` is the cell as the submitted language's
+    release has it, which is as good as the English)."""
     changed = [f"{k} {md[k]!r:.20} (the source's: {want[k]!r})" for k in ROLE_KEYS
                if k in md and bool(md[k]) != want[k]]
     if "points" in want and "points" in md and float(md["points"]) != want["points"]:
@@ -119,14 +130,14 @@ def _tampered(cell: NotebookNode, md: dict, want: dict, source: SimpleNamespace 
     if source is not None:
         if cell.get("cell_type") != source.cell_type:
             changed.append(f"a {str(cell.get('cell_type'))[:20]} cell (the source's: {source.cell_type})")
-        elif source.locked and _lines(cell.get("source", "")) not in (_lines(_visible(source.source)),
-                                                                      _lines(source.source)):
+        elif source.locked and _lines(cell.get("source", "")) not in (
+                _lines(_visible(source.source)), _lines(source.source), _lines(translated or "")):
             changed.append("its locked source edited")
     return changed
 
 
 def _prepass(nb: NotebookNode, known: dict[str, dict], notes: list[str],
-             sources: dict[str, SimpleNamespace] | None = None) -> None:
+             sources: dict[str, SimpleNamespace] | None = None, translated: dict[str, str] | None = None) -> None:
     for cell in nb.cells:
         if not isinstance(cell.get("metadata"), dict):
             cell["metadata"] = NotebookNode()
@@ -162,7 +173,7 @@ def _prepass(nb: NotebookNode, known: dict[str, dict], notes: list[str],
         problem = _metadata_problem(md)
         if problem:
             notes.append(f"cell {i + 1} ({gid!r}): nbgrader metadata with {problem}; restored from the source")
-        elif changed := _tampered(nb.cells[i], md, known[gid], (sources or {}).get(gid)):
+        elif changed := _tampered(nb.cells[i], md, known[gid], (sources or {}).get(gid), (translated or {}).get(gid)):
             notes.append(f"cell {i + 1} ({gid!r}): {', '.join(changed)}; restored from the source")
         # How a cell is restored comes from the gradebook, never from the learner's copy.
         nb.cells[i].metadata["nbgrader"] = NotebookNode(dict(known[gid]))
@@ -228,9 +239,84 @@ def _restore_missing(nb: NotebookNode, book: SourceBook, notes: list[str]) -> No
         notes.append(f"test cell {gid!r} was missing; put back from the source {where}")
 
 
-def sanitise(path: Path, chapter: str, notebook: str, db_url: str, book: SourceBook | None = None) -> Sanitised:
+def _course_root(db_url: str) -> Path | None:
+    """The course folder of a gradebook (grader.course.Course keeps gradebook.db at its root)."""
+    prefix = "sqlite:///"
+    return Path(db_url[len(prefix):]).parent if db_url.startswith(prefix) else None
+
+
+def submitted_language(nb: NotebookNode) -> str | None:
+    """The translated release a notebook says it is (``metadata.torchcourse.language``) if the course has that
+    language, else None (English: the source)."""
+    metadata = nb.get("metadata")
+    course = metadata.get("torchcourse") if isinstance(metadata, dict) else None
+    language = course.get("language") if isinstance(course, dict) else None
+    return language if isinstance(language, str) and language in LANGUAGES else None
+
+
+@dataclass(frozen=True)
+class Translated:
+    """What sanitising takes from a translated release of a notebook."""
+
+    locked: dict[str, str]       # grade id -> source of each locked markdown cell
+    markdown: frozenset[str]     # the source of every markdown cell
+
+
+NO_TRANSLATION = Translated({}, frozenset())
+
+
+@lru_cache(maxsize=64)
+def _translated_of(path: str, mtime_ns: int, size: int) -> Translated:
+    nb = nbformat.read(path, as_version=4)
+    locked = {}
+    for cell in nb.cells:
+        md = cell.get("metadata", {}).get("nbgrader")
+        if cell.cell_type == "markdown" and isinstance(md, dict) and md.get("locked") and _claims(cell):
+            locked[md["grade_id"]] = cell.source
+    return Translated(locked, frozenset(c.source for c in nb.cells if c.cell_type == "markdown"))
+
+
+def translated_release(root: Path | None, language: str | None, chapter: str, notebook: str) -> Translated:
+    """`language`'s release of a notebook (`<root>/<language>/chapters/`), read once per version of the file;
+    nothing for English, or where that release has no such notebook."""
+    if root is None or language is None:
+        return NO_TRANSLATION
+    path = root / language / "chapters" / chapter / f"{notebook}.ipynb"
+    try:
+        st = path.stat()
+    except OSError:
+        return NO_TRANSLATION
+    return _translated_of(str(path), st.st_mtime_ns, st.st_size)
+
+
+def _put_back_translation(nb: NotebookNode, book: SourceBook, translated: dict[str, str]) -> None:
+    """Each locked markdown cell as the submitted language's release has it (nbgrader restored the English)."""
+    for cell in nb.cells:
+        gid = _claims(cell)
+        src = book.cells.get(gid)
+        if gid in translated and cell.cell_type == "markdown" and src is not None and src.locked:
+            cell.source = translated[gid]
+
+
+def _say_language(nb: NotebookNode, language: str | None) -> None:
+    """The notebook's language as restored: the feedback page and the checks' messages follow it, so a language
+    the course has no release of this notebook in reads as English."""
+    course = nb.metadata.get("torchcourse")
+    if not isinstance(course, dict):
+        course = nb.metadata["torchcourse"] = NotebookNode()
+    if language:
+        course["language"] = language
+    else:
+        course.pop("language", None)
+        if not course:
+            del nb.metadata["torchcourse"]
+
+
+def sanitise(path: Path, chapter: str, notebook: str, db_url: str, book: SourceBook | None = None,
+             root: Path | None = None) -> Sanitised:
     """Read and sanitise one submitted notebook with nbgrader's preprocessors. `book` (from the gradebook at
-    `db_url`) is read once for a batch; without it, it is read now."""
+    `db_url`) is read once for a batch; without it, it is read now. `root` is the course folder whose translated
+    releases a translated submission's locked cells come from (default: the gradebook's folder)."""
     from nbgrader.preprocessors import ClearOutput, DeduplicateIds
 
     if book is None:
@@ -238,8 +324,11 @@ def sanitise(path: Path, chapter: str, notebook: str, db_url: str, book: SourceB
     known, points = book.known, book.points
     notes: list[str] = []
     nb = read_notebook(path, notes)
+    language = submitted_language(nb)
+    release = translated_release(root or _course_root(db_url), language, chapter, notebook)
+    translated = release.locked
     try:
-        _prepass(nb, known, notes, book.cells)
+        _prepass(nb, known, notes, book.cells, translated)
     except (AttributeError, TypeError, ValueError, KeyError) as exc:  # e.g. a "cell" that is a number
         raise SanitiseError("not a readable notebook: it holds something that is not a notebook cell "
                             f"({type(exc).__name__}: {str(exc)[:200]})") from None
@@ -254,6 +343,8 @@ def sanitise(path: Path, chapter: str, notebook: str, db_url: str, book: SourceB
         step.log = _QUIET
         nb, resources = step.preprocess(nb, resources)
         check_cell_metadata(nb)
+        _put_back_translation(nb, book, translated)
+        _say_language(nb, language if translated else None)
     except Exception as exc:  # not expected after the pre-pass; one line, never nbgrader's traceback
         first = (str(exc).strip().splitlines() or [""])[0][:200]
         raise SanitiseError(f"nbgrader could not restore its cells ({type(exc).__name__}: {first})") from None
@@ -261,7 +352,7 @@ def sanitise(path: Path, chapter: str, notebook: str, db_url: str, book: SourceB
     for gid in points:
         if gid not in grade_cells:  # cannot happen after add_missing_cells; say so if it does
             notes.append(f"test cell {gid!r} could not be restored")
-    return Sanitised(nb, code_cells, grade_cells, points, notes, _unanswered(nb, book))
+    return Sanitised(nb, code_cells, grade_cells, points, notes, _unanswered(nb, book), release.markdown)
 
 
 def _unanswered(nb: NotebookNode, book: SourceBook) -> frozenset[str]:
