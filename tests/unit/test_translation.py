@@ -209,3 +209,26 @@ def test_quality_checks_catch_what_a_reviewer_would():
     assert any("placeholders" in p for p in quality.problems("{call} returned {got}", "{call} 返回了", ROOT))
     assert any("emphasis" in p for p in quality.problems("*Predict, then run:* next", "*先预测，再运行：*下一个", ROOT))
     assert quality.problems("*Predict, then run:* next", "*先预测，再运行*：下一个", ROOT) == []
+
+
+def test_every_glossary_term_is_used_in_its_chapters_chinese():
+    """The glossary is the dictionary: the Chinese of each term a released chapter teaches is in that
+    chapter's Chinese text (bold first uses are checked message by message in quality.problems)."""
+    import yaml
+
+    terms = yaml.safe_load((ROOT / "book" / "glossary.yml").read_text(encoding="utf-8"))["terms"]
+    folders = {int(chapter[:2]): chapter for chapter in RELEASED}
+    missing = []
+    for term in terms:
+        chapter = folders.get(term["chapter"])
+        if chapter is None:
+            continue
+        text = "\n".join(
+            m.string
+            for nb in sorted((ROOT / "solutions" / chapter).glob("*.ipynb"))
+            for m in catalogs.read(catalogs.catalog_path(ROOT, LANGUAGE, nb), LANGUAGE)
+            if m.id
+        )
+        if not any(form.strip() in text for form in str(term["zh"]).split(",")):
+            missing.append(f"{term['en']} ({term['zh']}), chapter {term['chapter']}")
+    assert not missing, missing
