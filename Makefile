@@ -1,5 +1,6 @@
 # torchcourse: two commands get a learner or a developer going.
 #   make lab    set up .venv (pinned), then start JupyterLab headless on chapters/
+#               (make lab LANG=zh_CN: on the Chinese release, zh_CN/chapters/, with JupyterLab's menus in Chinese)
 #   make test   set up .venv (pinned), then run the whole test suite
 # Other targets: release, docs, book, book-instructor, grade, class, lock, clean.  Every target is idempotent.
 
@@ -10,6 +11,9 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 LAB_PORT ?= 8888
+# The language JupyterLab opens the course in: zh_CN when LANG names a Chinese locale (make lab LANG=zh_CN, or a
+# zh_CN.UTF-8 desktop), else English. jupyter_lab_config.py reads it as TORCHCOURSE_LAB_LANGUAGE.
+LAB_LANGUAGE ?= $(if $(filter zh%,$(LANG)),zh_CN,en)
 PYTEST_ARGS ?=
 # Two pytest-xdist workers; the tests that must not run beside each other share a group, which
 # --dist loadgroup keeps on one worker (tests/conftest.py). PYTEST_WORKERS=0 runs everything in one process.
@@ -35,13 +39,15 @@ $(STAMP): requirements/lock.txt pyproject.toml
 	@touch $@
 
 lab: $(STAMP)
-	@echo "Starting JupyterLab on chapters/ (no browser; open the URL printed below)."
-	$(BIN)/jupyter lab --config=jupyter_lab_config.py
+	@echo "Starting JupyterLab on $(if $(filter zh_CN,$(LAB_LANGUAGE)),zh_CN/chapters/ in Chinese,chapters/) (no browser; open the URL printed below)."
+	TORCHCOURSE_LAB_LANGUAGE=$(LAB_LANGUAGE) $(BIN)/jupyter lab --config=jupyter_lab_config.py
 
 test: $(STAMP)
 	bash tests/setup-system.sh
 	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadgroup --durations=25 $(PYTEST_ARGS)
 
+# chapters/ from solutions/ with nbgrader, then the Chinese release zh_CN/chapters/ from chapters/ and the catalogs
+# (the chapters locale/zh_CN/released-chapters.txt lists), each leak-checked (grader/release.py).
 release: $(STAMP) docs
 	$(BIN)/python -m grader release
 

@@ -75,10 +75,10 @@ class Lab:
             return r.status, r.read().decode("utf-8")
 
 
-@pytest.fixture(scope="module")
-def lab(tmp_path_factory) -> Lab:
+def _serve(tmp_path_factory, language: str = "en"):
+    """`make lab` (with LANG=zh_CN: TORCHCOURSE_LAB_LANGUAGE=zh_CN) in throw-away Jupyter folders."""
     home = tmp_path_factory.mktemp("lab")
-    env = dict(os.environ)
+    env = dict(os.environ, TORCHCOURSE_LAB_LANGUAGE=language)
     for var, sub in [("JUPYTER_CONFIG_DIR", "config"), ("JUPYTER_RUNTIME_DIR", "runtime"),
                      ("JUPYTER_DATA_DIR", "data"), ("IPYTHONDIR", "ipython"),
                      ("JUPYTERLAB_SETTINGS_DIR", "settings"), ("JUPYTERLAB_WORKSPACES_DIR", "workspaces")]:
@@ -123,6 +123,11 @@ def lab(tmp_path_factory) -> Lab:
     except Exception:
         proc.kill()
         proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory) -> Lab:
+    yield from _serve(tmp_path_factory)
 
 
 def test_lab_answers_with_nbgrader_and_widgets_enabled(lab):
@@ -213,3 +218,50 @@ def test_notebook_runs_and_a_widget_responds(browser, lab, notebook):
     ctx.close()
     assert traffic.blocked == [], f"JupyterLab made external requests: {traffic.blocked[:5]}"
     assert _md5(notebook) == before, f"{notebook} was modified"
+
+
+ZH_NOTEBOOK = ROOT / "zh_CN" / "chapters" / "02-autograd" / "01-graph-and-backward.ipynb"
+SCREENSHOTS = Path(os.environ.get("TORCHCOURSE_SCREENSHOTS", "")) if os.environ.get("TORCHCOURSE_SCREENSHOTS") else None
+
+
+@pytest.fixture(scope="module")
+def zh_lab(tmp_path_factory) -> Lab:
+    yield from _serve(tmp_path_factory, "zh_CN")
+
+
+def test_the_chinese_lab_opens_the_chinese_release_in_chinese(browser, zh_lab, tmp_path):
+    """make lab LANG=zh_CN: the Chinese release, JupyterLab's own menus in Chinese (its language pack), and a
+    chapter-2 notebook's markdown in Chinese. The page is saved as a screenshot (in $TORCHCOURSE_SCREENSHOTS
+    when set); Chromium draws it with the CJK font tests/setup-system.sh installs."""
+    status, body = zh_lab.get("/lab")
+    config = json.loads(html.unescape(re.search(
+        r'<script id="jupyter-config-data" type="application/json">(.*?)</script>', body, re.S).group(1)))
+    assert Path(config["serverRoot"]).resolve() == (ROOT / "zh_CN" / "chapters").resolve()
+    status, packs = zh_lab.get("/lab/api/translations")
+    assert "zh_CN" in json.loads(packs)["data"], "JupyterLab's Chinese language pack is not installed"
+
+    before = _md5(ZH_NOTEBOOK)
+    nb = json.loads(ZH_NOTEBOOK.read_text(encoding="utf-8"))
+    heading = "".join(nb["cells"][0]["source"]).splitlines()[0].lstrip("# ").strip()
+    assert re.search(r"[\u4e00-\u9fff]", heading), heading
+    traffic = Traffic()
+    ctx = offline_context(browser, traffic)
+    page = ctx.new_page()
+    page.set_viewport_size({"width": 1280, "height": 800})
+    rel = ZH_NOTEBOOK.relative_to(ROOT / "zh_CN" / "chapters").as_posix()
+    page.goto(f"{zh_lab.base}/lab/workspaces/zh/tree/{rel}?reset&token={zh_lab.token}", wait_until="load")
+    page.wait_for_selector(".jp-NotebookPanel .jp-Notebook .jp-MarkdownCell h1", timeout=60_000)
+    menus = page.locator("#jp-menu-panel .lm-MenuBar-itemLabel").all_inner_texts()
+    # JupyterLab's own words, from its Chinese language pack (File, Edit, Run, Kernel)
+    assert {"文件", "编辑", "运行", "内核"} <= set(menus) and "File" not in menus, menus
+    shown = page.locator(".jp-MarkdownCell h1").first.inner_text()
+    assert heading.split("（")[0][:8] in shown, (heading, shown)
+    text = page.locator(".jp-Notebook").inner_text()
+    assert len(re.findall(r"[\u4e00-\u9fff]", text)) > 200, text[:500]
+    page.wait_for_timeout(500)  # fonts and the toolbar settle
+    shot = (SCREENSHOTS or tmp_path) / "lab-zh_CN-02-autograd.png"
+    shot.parent.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(shot))
+    ctx.close()
+    assert traffic.blocked == [], f"JupyterLab made external requests: {traffic.blocked[:5]}"
+    assert _md5(ZH_NOTEBOOK) == before, f"{ZH_NOTEBOOK} was modified"
