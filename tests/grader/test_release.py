@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import nbformat
+
 from grader.release import find_leaks, find_site_leaks
 from tests.helpers.tiny import SECRET_X, SECRET_Y, by_id, released_nb, solution_nb, write
 
@@ -91,3 +93,21 @@ def test_book_pages_and_a_built_site_are_searched(tmp_path):
         "_build/html/ch/nb.html: contains the marker '### END HIDDEN TESTS'",
         f"_build/html/ch/nb.html: contains solution or hidden-test line {SECRET_X!r}",
     ])
+
+
+def test_a_translated_release_must_be_the_same_assignment(tmp_path):
+    """Markdown may differ (that is the translation); a code line or nbgrader metadata may not."""
+    from grader.release import find_drift
+
+    root = _course(tmp_path)
+    translated = nbformat.read(str(root / "chapters" / "ch" / "nb.ipynb"), as_version=4)  # the same cell ids
+    for cell in translated.cells:
+        if cell.cell_type == "markdown":
+            cell.source = "中文：" + cell.source
+    write(translated, root / "zh_CN" / "chapters" / "ch" / "nb.ipynb")
+    assert find_drift(root / "chapters" / "ch", root / "zh_CN" / "chapters" / "ch") == []
+    by_id(translated, "ex").source += "\nx = 1"
+    by_id(translated, "ey").metadata["nbgrader"]["points"] = 30
+    write(translated, root / "zh_CN" / "chapters" / "ch" / "nb.ipynb")
+    problems = find_drift(root / "chapters" / "ch", root / "zh_CN" / "chapters" / "ch")
+    assert len(problems) == 2 and all("is not the English release's" in p for p in problems), problems
