@@ -39,7 +39,9 @@ done
 if [ -f "$PREFIX/etc/class.env" ]; then
   # shellcheck disable=SC1091
   . "$PREFIX/etc/class.env"
-  for name in "${new[@]}"; do "$PREFIX/bin/class-homes" bound "$name"; done
+  if [ -x "$PREFIX/bin/class-homes" ]; then  # (a class set up before homes were bounded has none)
+    for name in "${new[@]}"; do "$PREFIX/bin/class-homes" bound "$name"; done
+  fi
   list=$(mktemp /tmp/torchcourse-students-XXXXXX.csv)
   trap 'rm -f "$list"' EXIT
   { echo "id,first_name,last_name"; printf '%s\n' "${rows[@]}"; } > "$list"

@@ -28,9 +28,14 @@ stop() {
 
 start() {
   running && { echo "hub already running (pid $(cat "$PIDFILE"))"; return 0; }
-  "$PREFIX/bin/class-homes" mount   # the students' bounded homes (after a reboot they are not mounted yet)
+  # the students' bounded homes (after a reboot they are not mounted yet)
+  [ ! -x "$PREFIX/bin/class-homes" ] || "$PREFIX/bin/class-homes" mount
   cd "$PREFIX/state"
+  # With job control on, the hub does not inherit SIGINT ignored (as a background command of a script does): the hub
+  # stops each server and service with SIGINT first, and waits 10 s for each one that ignores it.
+  set -m
   setsid "$PREFIX/venv/bin/python" -m jupyterhub -f "$PREFIX/etc/jupyterhub_config.py" >> "$PREFIX/state/hub.log" 2>&1 < /dev/null &
+  set +m
   local scheme=http; [ -n "${SSL_CERT:-}" ] && scheme=https
   local host=$HUB_IP; [ "$host" = 0.0.0.0 ] && host=127.0.0.1
   for _ in $(seq 240); do

@@ -5,8 +5,10 @@ their servers (each runs as its user, on a host of its own: USER.hub.localhost, 
 class round: release, fetch, submit, collect, autograde (sandbox, as root through the instructor's sudo rule),
 feedback back to the students, export. Then a student attacks: renames or squats the course's folders, submits
 as the other student (also dated 2099), reads the instructor's home, the gradebook and the hub's state, reaches
-the instructor's formgrader, serves a page with a script to the others (opened in Chromium), floods the
-exchange, reads the others' processes. Each attack is refused, and the honest student's grade is unchanged.
+the instructor's formgrader, serves a page with a script to the others (opened in Chromium), uses the hub cookie
+her host receives from them, floods the exchange, and from a terminal of her own server reads the others'
+processes and floods her /tmp, /dev/shm and home. Each attack is refused, and the honest student's grade is
+unchanged.
 
 Users, homes, the exchange, the hub and the files setup-class.sh writes in /etc (and the test in /etc/hosts) are
 removed afterwards, even when a step fails. Needs root (to create users); skipped with the reason otherwise.
@@ -692,7 +694,7 @@ def test_a_students_own_jupyter_config_is_not_loaded(klass, round_):
 EVIL_EXTENSION = "tc-page"
 EVIL_PAGE = r"""<!doctype html><title>working</title><body><script>
 (async () => {
-  const target = decodeURIComponent(location.hash.slice(1)), out = {origin: location.origin};
+  const target = decodeURIComponent(location.hash.slice(1)), out = {origin: location.origin, here: document.cookie};
   const w = window.open(target + "/lab", "target");
   let xsrf = "";
   for (let i = 0; i < 100; i++) {  // until its page has loaded, or the browser refuses to let this one look
@@ -747,6 +749,8 @@ def browsers(klass, round_, browser):
 
     for user in (s1, s2, k.inst):
         context, page = person(user)
+        # what this browser sends to her host, by the browser's own rules (host-only cookies stay on their host)
+        seen.setdefault("sent", {})[user] = {c["name"]: c["value"] for c in context.cookies(page_url)}
         seen[user] = opens_the_page(page, k.server(user))
         if user == k.inst:
             seen["formgrader"] = _formgrader_in_the_browser(k, page)
@@ -787,10 +791,37 @@ def test_a_page_from_a_students_server_acts_only_in_her_own(klass, browsers):
         k.outcomes[f"a page from {s1}'s server, opened by {'the instructor' if victim == k.inst else s2}"] = \
             f"cookie {got.get('cookie', 'never readable')}; files {got['read']}; write {got['write']}"
         assert got["origin"] == f"https://{s1}.hub.localhost:{k.port}", got
-        assert "_xsrf" not in got.get("cookie", ""), got
+        assert "_xsrf" not in got.get("cookie", "") and "jupyterhub" not in got["here"], got
         assert got["read"].startswith("refused"), got
         assert not got["write"].startswith("HTTP 2"), got
         assert not (k.home(victim) / "written-by-a-page.txt").exists()
+
+
+def test_the_only_hub_cookie_a_students_server_receives_is_no_credential(klass, browsers):
+    """What another user's Chromium, logged in and in their own server, sends to student 1's host: of the hub's
+    and the other servers' cookies, only jupyterhub-session-id (set on the hub's domain, by JupyterHub's design).
+    Used as hers, it opens neither the hub's API nor his server as him."""
+    import requests
+
+    k, (s1, s2) = klass, klass.students
+    sent = {victim: browsers["sent"][victim] for victim in (s2, k.inst)}
+    k.outcomes["cookies another user's browser sends to her host"] = sorted({n for c in sent.values() for n in c})
+    assert all(set(c) == {"jupyterhub-session-id"} for c in sent.values()), sent
+    stolen = sent[s2]["jupyterhub-session-id"]
+    web = requests.Session()
+    web.trust_env, web.verify = False, str(k.cert)
+    tries = {"hub API as him": f"{k.base}/hub/api/users/{s2}", "his server's files": f"{k.server(s2)}/api/contents"}
+    got = {}
+    for jar in ("alone", "with her own login"):
+        web.cookies.clear()
+        if jar != "alone":
+            web.cookies.update(k.sessions[s1].cookies)
+        web.cookies.set("jupyterhub-session-id", stolen, domain="hub.localhost", path="/")
+        for what, url in tries.items():
+            r = web.get(url, allow_redirects=False, timeout=60)
+            got[f"{what}, {jar}"] = r.status_code
+            assert r.status_code in (302, 403, 404), (what, jar, r.status_code, r.text[:300])  # 302: to the hub login
+    k.outcomes["his jupyterhub-session-id used by her"] = got
 
 
 def test_formgrader_works_in_the_browser_with_mathjax_from_the_server(klass, browsers):
