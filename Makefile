@@ -72,9 +72,11 @@ $(VENDOR_STAMP): $(NPM_STAMP) book/vendor.py $(wildcard book/js/*.js)
 
 vendor: $(VENDOR_STAMP)
 
-# Learner site over chapters/ into _build/html; executions cached in _build/.jupyter_cache.
+# Learner site over chapters/ in English and Chinese (book/build_site.py): _build/html/en/, _build/html/zh/ (the
+# chapters in locale/zh_CN/released-chapters.txt) and _build/html/index.html, which lets the reader choose.
+# Executions cached once for both in _build/.jupyter_cache (the code is the same in both editions).
 book: $(STAMP) $(VENDOR_STAMP)
-	$(BIN)/jupyter-book build . -W --keep-going
+	$(BIN)/python book/build_site.py
 
 # Instructor site over solutions/ (solutions shown, hidden tests run but not shown) into _instructor/.
 # Its toc is derived from _toc.yml (chapters/ -> solutions/) so the two sites list the same pages.

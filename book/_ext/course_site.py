@@ -44,7 +44,7 @@ from torchcourse.widgets import SITE_FRAMES_ENV
 BOOK = Path(__file__).resolve().parent.parent
 logger = logging.getLogger(__name__)
 # Pages under chapters/ (learner) or solutions/ (instructor): <top>/<NN>-<name>/<page>
-_CHAPTER_DOC = re.compile(r"^(?:chapters|solutions)/(\d\d)-[^/]+/")
+_CHAPTER_DOC = re.compile(r"^(?:chapters|solutions)/(\d\d)-[^/]+/\d")
 
 LEARNER_NOTE = """
 ```{admonition} Your turn · 轮到你了
@@ -54,6 +54,16 @@ This is a graded exercise. On this page the answer cell is a stub
 (`raise NotImplementedError()`), so the checks below it show no output.
 To write and check your answer, run the notebook yourself: use the download
 button at the top of this page, or see {doc}`/book/run-it-yourself`.
+```
+"""
+
+LEARNER_NOTE_ZH = """
+```{admonition} 轮到你了 · Your turn
+:class: tip your-turn
+
+这是一道计分练习。本页上的答案单元格只是一个占位（`raise NotImplementedError()`），
+所以它下面的检查没有输出。要写下并检查你的答案，请自己运行这个 notebook：
+用本页顶部的下载按钮，或参阅 {doc}`/book/run-it-yourself`。
 ```
 """
 
@@ -99,21 +109,37 @@ def _split_hidden(cell: dict) -> list[dict]:
 
 
 def _prepare_notebook(app: Sphinx, docname: str, source: list[str]) -> None:
-    if str(app.env.doc2path(docname)).endswith(".ipynb"):
-        source[0] = json.dumps(prepared(json.loads(source[0]), app.config.course_instructor), ensure_ascii=False)
+    path = Path(app.env.doc2path(docname))
+    if path.suffix == ".ipynb":
+        source[0] = json.dumps(prepared(json.loads(source[0]), app.config.course_instructor, english_of(path)),
+                               ensure_ascii=False)
+
+
+def english_of(path: Path) -> dict | None:
+    """The English notebook a translated one was made from (the same cells, the markdown in English), or None
+    for an English notebook. A Chinese release lives at <anything>/chapters/<chapter>/<notebook>.ipynb."""
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    if not nb.get("metadata", {}).get("torchcourse", {}).get("language"):
+        return None
+    english = BOOK.parent / "chapters" / path.parent.name / path.name
+    return json.loads(english.read_text(encoding="utf-8")) if english.exists() else None
 
 
 #: The prompt of a cell whose output the reader should guess before seeing it.
 PREDICT = "Predict, then run"
 
 
-def _fold_predicted_outputs(cells: list[dict]) -> None:
+def _fold_predicted_outputs(cells: list[dict], english: list[dict] | None = None) -> None:
     """The first code cell after each "Predict, then run" prompt shows its output behind a click (myst-nb's
-    ``hide-output`` tag): on the site, as in the notebook, the reader guesses before seeing the answer."""
+    ``hide-output`` tag): on the site, as in the notebook, the reader guesses before seeing the answer.
+
+    A translated notebook's prompts are found in ``english``, its English (the same cells in the same order):
+    the same code cells fold in both editions, so their tags, and with them the execution cache's key, agree."""
     waiting = False
-    for cell in cells:
+    prose = english if english is not None and len(english) == len(cells) else cells
+    for cell, text in zip(cells, prose):
         if cell.get("cell_type") == "markdown":
-            waiting = waiting or PREDICT in cell_source(cell)
+            waiting = waiting or PREDICT in cell_source(text)
         elif cell.get("cell_type") == "code" and waiting:
             tags = cell.setdefault("metadata", {}).setdefault("tags", [])
             if not {"hide-output", "remove-output", "remove-cell"} & set(tags):
@@ -121,13 +147,15 @@ def _fold_predicted_outputs(cells: list[dict]) -> None:
             waiting = False
 
 
-def prepared(nb: dict, instructor: bool) -> dict:
-    """The notebook as the site executes and shows it (tests/site reads the build's execution cache with it)."""
+def prepared(nb: dict, instructor: bool, english: dict | None = None) -> dict:
+    """The notebook as the site executes and shows it (tests/site reads the build's execution cache with it).
+    ``english``: the English notebook a translated ``nb`` was made from."""
     cells: list[dict] = []
-    _fold_predicted_outputs(nb.get("cells", []))
+    _fold_predicted_outputs(nb.get("cells", []), english.get("cells") if english else None)
+    note = INSTRUCTOR_NOTE if instructor else LEARNER_NOTE_ZH if english else LEARNER_NOTE
     for cell in nb.get("cells", []):
         if cell.get("cell_type") == "markdown" and _grade_id(cell).endswith("-task"):
-            cell["source"] = _with_note(cell_source(cell), INSTRUCTOR_NOTE if instructor else LEARNER_NOTE)
+            cell["source"] = _with_note(cell_source(cell), note)
         if instructor and cell.get("cell_type") == "code":
             meta = cell.get("metadata", {})
             if is_checks_cell(cell):
@@ -152,8 +180,17 @@ def chapter_docs(env: Any, chapter: int) -> list[str]:
     return sorted(d for d in env.found_docs if _chapter_of(d) == chapter)
 
 
+def _chinese(env: Any) -> bool:
+    return env.config.course_language == "zh"
+
+
 def _doc_text(env: Any, docname: str) -> str:
     path = Path(env.doc2path(docname))
+    english = BOOK.parent / f"{docname}.ipynb"
+    if _chinese(env) and english.exists():
+        # A page links where its English does: the tables match English text (a chapter line's "about 35
+        # minutes", an erratum's keywords in a "Common misconception" box), and the pages are the same pages.
+        path = english
     text = path.read_text(encoding="utf-8")
     if path.suffix == ".ipynb":
         text = "\n".join(cell_source(c) for c in json.loads(text).get("cells", []))
@@ -180,10 +217,29 @@ def _misconception_box(keywords: list[str]) -> re.Pattern:
     return re.compile(rf"[Mm]isconception{ahead}", re.DOTALL)
 
 
-def _where(chapter: int, doc: str | None) -> str:
+def _where(chapter: int, doc: str | None, chinese: bool = False) -> str:
     if doc:  # the page's own title, e.g. "1.2 Tensors: indexing, shapes and memory"
         return f"{{doc}}`/{doc}`"
-    return f"taught in chapter {chapter}"
+    return f"第 {chapter} 章讲授" if chinese else f"taught in chapter {chapter}"
+
+
+#: The generated tables' own words in Chinese (their rows' text comes from the catalogs, book/book_catalogs.py).
+GLOSSARY_HEAD_ZH = "| English | 中文 | 含义 | 在哪里讲授 |"
+ERRATA_HEAD_ZH = "| 编号 | 原笔记的说法 | 实际情况 | 在哪里 |"
+
+
+def _book_lookup(env: Any, page: str):
+    """message -> its Chinese (English where it has none) on the Chinese site; the English itself elsewhere."""
+    if not _chinese(env):
+        return lambda message: message
+    import sys
+
+    sys.path.insert(0, str(BOOK))
+    import book_catalogs
+
+    env.note_dependency(str(book_catalogs.catalog_path(page)))
+    translate = book_catalogs.lookup(page)
+    return lambda message: translate(message) or message
 
 
 def _cell(text: str) -> str:
@@ -214,14 +270,20 @@ class CoursePages(_GeneratedMarkdown):
     def markdown(self) -> str:
         chapter = int(self.arguments[0])
         docs = chapter_docs(self.env, chapter)
+        chinese = _chinese(self.env)
         if not docs:
-            return "*Being written: no page of this chapter is out yet.*"
+            waiting = [d for d in self.env.found_docs if re.match(rf"chapters/{chapter:02d}-[^/]+/index$", d)]
+            if chinese and waiting:  # written in English, its Chinese not out yet
+                return f"*本章的中文版尚未发布，见 {{doc}}`/{waiting[0]}`。*"
+            return "*编写中：本章还没有发布的页面。*" if chinese else "*Being written: no page of this chapter is out yet.*"
         # Each page's own estimate ("about 45 minutes" in its status line), so the map never disagrees with it.
         minutes = [_minutes(_doc_text(self.env, d)) for d in docs]
-        lines = [f"- {{doc}}`/{d}`" + (f" (about {m} min)" if m else "") for d, m in zip(docs, minutes)]
+        about = "（约 {} 分钟）" if chinese else " (about {} min)"
+        lines = [f"- {{doc}}`/{d}`" + (about.format(m) if m else "") for d, m in zip(docs, minutes)]
         total = sum(m for m in minutes if m)
         if total:
-            lines += ["", f"*{len(docs)} notebooks, about {total // 60} h {total % 60:02d} min in all.*"]
+            lines += ["", f"*共 {len(docs)} 个 notebook，合计约 {total // 60} 小时 {total % 60:02d} 分钟。*" if chinese
+                      else f"*{len(docs)} notebooks, about {total // 60} h {total % 60:02d} min in all.*"]
         return "\n".join(lines)
 
 
@@ -231,11 +293,13 @@ class CourseGlossary(_GeneratedMarkdown):
     def markdown(self) -> str:
         data = yaml.safe_load((BOOK / "glossary.yml").read_text(encoding="utf-8"))
         self.env.note_dependency(str(BOOK / "glossary.yml"))
-        rows = ["| English | 中文 | what it means | where it is taught |", "|---|---|---|---|"]
+        chinese, translate = _chinese(self.env), _book_lookup(self.env, "glossary")
+        head = GLOSSARY_HEAD_ZH if chinese else "| English | 中文 | what it means | where it is taught |"
+        rows = [head, "|---|---|---|---|"]
         for term in sorted(data["terms"], key=lambda t: (t["chapter"], t["en"].lower())):
             doc = first_doc_with(self.env, term["chapter"], [term["zh"]])
-            rows.append(f"| **{_cell(term['en'])}** | {_cell(term['zh'])} | {_cell(term['definition'])} | "
-                        f"{_where(term['chapter'], doc)} |")
+            rows.append(f"| **{_cell(term['en'])}** | {_cell(term['zh'])} | {_cell(translate(term['definition']))} | "
+                        f"{_where(term['chapter'], doc, chinese)} |")
         return "\n".join(rows)
 
 
@@ -245,14 +309,15 @@ class CourseErrata(_GeneratedMarkdown):
     def markdown(self) -> str:
         data = yaml.safe_load((BOOK / "errata.yml").read_text(encoding="utf-8"))
         self.env.note_dependency(str(BOOK / "errata.yml"))
-        rows = ["| id | the note says | what is true | where |", "|---|---|---|---|"]
+        chinese, translate = _chinese(self.env), _book_lookup(self.env, "errata")
+        rows = [ERRATA_HEAD_ZH if chinese else "| id | the note says | what is true | where |", "|---|---|---|---|"]
         for row in data["errata"]:
             # Taught where the chapter names the row ("E3") or, failing that, where its keywords appear.
             doc = first_doc_with(self.env, row["chapter"], [re.compile(rf"\b{row['id']}\b")])
             if doc is None and row.get("keywords"):
                 doc = first_doc_with(self.env, row["chapter"], [_misconception_box(row["keywords"])])
-            rows.append(f"| {row['id']} | {_cell(row['note'])} | {_cell(row['truth'])} | "
-                        f"{_where(row['chapter'], doc)} |")
+            rows.append(f"| {row['id']} | {_cell(translate(row['note']))} | {_cell(translate(row['truth']))} | "
+                        f"{_where(row['chapter'], doc, chinese)} |")
         return "\n".join(rows)
 
 
@@ -387,7 +452,10 @@ _NOT_PROSE = (nodes.literal_block, nodes.literal, nodes.raw, nodes.math, nodes.m
 
 def _mark_chinese(app: Sphinx, doctree: nodes.document, docname: str) -> None:
     """Each run of Chinese text in prose becomes ``<span lang="zh">`` (docutils writes a ``language-zh`` class
-    as ``lang``), so a screen reader reads it with a Chinese voice on these English pages."""
+    as ``lang``), so a screen reader reads it with a Chinese voice on these English pages. (Not on the Chinese
+    site: its pages are Chinese as a whole, ``<html lang="zh-CN">``.)"""
+    if app.config.course_language == "zh":
+        return
     for text in list(doctree.findall(nodes.Text)):
         parent = text.parent
         if parent is None or not _CJK.search(text.astext()):
@@ -422,6 +490,56 @@ def _name_empty_table_headers(app: Sphinx, doctree: nodes.document, docname: str
         for entry in head.findall(nodes.entry):
             if not entry.astext().strip():
                 entry += nodes.inline("aspect", "aspect", classes=["visually-hidden"])
+
+
+# --------------------------------------------------------------------- two languages (book/build_site.py)
+
+#: The theme's article header: the language switch, then the theme's own buttons.
+_HEADER_END = ["language-switch.html", "article-header-buttons.html"]
+
+
+def _language_theme(app: Sphinx, config: Any) -> None:
+    if config.course_language:
+        config.html_theme_options["article_header_end"] = _HEADER_END
+
+
+def _output_folder(app: Sphinx) -> None:
+    # myst-nb writes the executed notebooks and their images beside the html folder (<outdir>/..); with one site
+    # per language under html/, that would put them inside the published site, both languages in one folder.
+    if app.config.course_output_folder:
+        app.env.mystnb_config = app.env.mystnb_config.copy(output_folder=app.config.course_output_folder)
+
+
+def switch_target(pagename: str, other_pages: list[str]) -> str:
+    """The page of the other language that ``pagename`` switches to: the same page where the other site has it;
+    else the other site's page of the same chapter (the Chinese page of a chapter whose Chinese is not out yet,
+    which links back to English; from that page, the chapter's first English page); else the other site's home."""
+    if pagename in other_pages:
+        return pagename
+    m = re.match(r"^chapters/([^/]+)/", pagename)
+    same_chapter = [p for p in other_pages if m and p.startswith(m.group(0))]
+    if f"{m.group(0)}index" in same_chapter if m else False:
+        return f"{m.group(0)}index"
+    return same_chapter[0] if same_chapter else "index"
+
+
+def _language_switch(app: Sphinx, pagename: str, templatename: str, context: dict, doctree: Any) -> None:
+    other = app.config.course_other_language
+    if not app.config.course_language or not other:
+        return
+    target = switch_target(pagename, app.config.course_other_pages)
+    up = "../" * (pagename.count("/") + 1)  # from this page to html/, where both sites' folders are
+    context["course_switch"] = {
+        "href": f"{up}{other['code']}/{target}.html", "lang": other["html"], "name": other["name"],
+        # Said in the other language too: a reader who cannot read this page's language still finds it.
+        "label": ("English version of this page" if other["code"] == "en" else "本页的中文版")
+        if target == pagename else
+        ("This chapter in English" if other["code"] == "en" else "中文版（本章尚未发布）"),
+        "same": target == pagename,
+    }
+    if app.config.course_language == "zh":
+        # Sphinx writes the locale (zh_CN) into <html lang>; a language tag is zh-CN (BCP 47).
+        context["language"] = "zh-CN"
 
 
 # --------------------------------------------------------------------- figures' alt text
@@ -474,7 +592,7 @@ def _execute_side_by_side(app: Sphinx, env: Any, docnames: list[str]) -> None:
             continue
         # The notebook as source-read leaves it for myst-nb: the cache matches on its code cells.
         nb = nbformat.reads(json.dumps(prepared(json.loads(path.read_text(encoding="utf-8")),
-                                                app.config.course_instructor), ensure_ascii=False),
+                                                app.config.course_instructor, english_of(path)), ensure_ascii=False),
                             as_version=nbformat.NO_CONVERT)
         try:
             cache.match_cache_notebook(nb)
@@ -502,6 +620,14 @@ def _execute_side_by_side(app: Sphinx, env: Any, docnames: list[str]) -> None:
 
 def setup(app: Sphinx) -> dict[str, Any]:
     app.add_config_value("course_instructor", False, "env")
+    # Set by book/build_site.py for each language's build; empty on the instructor site and a bare jupyter-book build.
+    app.add_config_value("course_language", "", "env")          # "en" or "zh"
+    app.add_config_value("course_other_language", {}, "html")   # code, html (its tag), name
+    app.add_config_value("course_other_pages", [], "html")      # docnames the other language's site has
+    app.add_config_value("course_output_folder", "", "env")
+    app.connect("config-inited", _language_theme)
+    app.connect("builder-inited", _output_folder, priority=600)  # after myst-nb's own (500)
+    app.connect("html-page-context", _language_switch)
     app.connect("config-inited", _instructor_theme)
     app.connect("config-inited", _site_frames)
     app.connect("config-inited", _theme_mode)

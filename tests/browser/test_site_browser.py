@@ -43,8 +43,9 @@ class PageVisit:
 
 @dataclass
 class Crawl:
-    html: Path
+    html: Path  # the folder served: the learner site's holds en/, zh/ and the language chooser
     base: str
+    prefix: str  # where the English (or instructor) site is under html: "en/" or ""
     visits: list[PageVisit]
     traffic: Traffic
     search_hits: list[str]
@@ -73,11 +74,24 @@ def _axe_violations(page) -> list[dict]:
     return found
 
 
+def _site_pages(html: Path, prefix: str = "") -> list[str]:
+    return sorted(prefix + p.relative_to(html).as_posix() for p in html.rglob("*.html") if "_static" not in p.parts)
+
+
 @pytest.fixture(scope="module", params=["learner", "instructor"])
 def crawl(request, browser) -> Crawl:
-    site = sitebuild.learner_site() if request.param == "learner" else sitebuild.instructor_site()
-    html = site.html
-    pages = sorted(p.relative_to(html).as_posix() for p in html.rglob("*.html") if "_static" not in p.parts)
+    if request.param == "learner":
+        # Both languages, served together as they are published, so that the language switch is followed: the
+        # Chinese pages are checked like the English ones (their players set up, links, axe-core), but their
+        # players are not explored again (the same frames from the same executions).
+        site, chinese = sitebuild.learner_site(), sitebuild.chinese_site()
+        html, prefix = site.html.parent, f"{site.language}/"
+        pages = ["index.html"] + _site_pages(site.html, prefix) + _site_pages(chinese.html, f"{chinese.language}/")
+        redirects = {prefix + "index.html", f"{chinese.language}/index.html"}
+    else:
+        site = sitebuild.instructor_site()
+        html, prefix = site.html, ""
+        pages, redirects = _site_pages(html), {"index.html"}
     traffic = Traffic()
     visits = []
     moves: list = []
@@ -90,7 +104,7 @@ def crawl(request, browser) -> Crawl:
                               saved_slider_values=_saved_slider_values(source),
                               players=source.count('<div class="tc-player"'))
             page.goto(base + path, wait_until="load")
-            if path == "index.html":  # a redirect to the landing page
+            if path in redirects:  # a redirect to the landing page
                 page.wait_for_url("**/book/intro.html", timeout=15_000)
                 page.wait_for_load_state("load")
             # A wait that times out is recorded by what it leaves unrendered, so that each test
@@ -113,21 +127,25 @@ def crawl(request, browser) -> Crawl:
             visit.math_errors = page.locator("mjx-merror").count()
             visit.links = page.eval_on_selector_all("a[href]", "els => els.map(e => e.href)")
             visit.axe = _axe_violations(page)
-            if visit.ready_players:  # last: the moves change what the page shows
-                moves.extend(_explore_players(page, path))
+            if visit.ready_players and path.startswith(prefix):  # last: the moves change what the page shows
+                moves.extend(_explore_players(page, path.removeprefix(prefix)))
             visits.append(visit)
-        page.goto(base + "search.html?q=broadcasting", wait_until="load")
+        page.goto(base + prefix + "search.html?q=broadcasting", wait_until="load")
         with contextlib.suppress(PlaywrightTimeout):
             page.wait_for_selector("#search-results li", timeout=30_000)
         hits = page.eval_on_selector_all("#search-results li a", "els => els.map(e => e.href)")
         ctx.close()
-    return Crawl(html, base, visits, traffic, hits, moves)
+    return Crawl(html, base, prefix, visits, traffic, hits, moves)
 
 
 def test_every_page_was_visited(crawl):
     paths = {v.path for v in crawl.visits}
-    assert {"index.html", "search.html", "book/intro.html", "book/glossary.html", "book/errata.html"} <= paths
-    assert any(p.startswith(("chapters/", "solutions/")) for p in paths)
+    assert {"index.html"} | {crawl.prefix + p for p in ("index.html", "search.html", "book/intro.html",
+                                                         "book/glossary.html", "book/errata.html")} <= paths
+    assert any(p.startswith((crawl.prefix + "chapters/", "solutions/")) for p in paths)
+    if crawl.prefix:  # the learner site: its Chinese pages too
+        assert {"zh/book/intro.html", "zh/search.html", f"zh/chapters/{sitebuild.ZH_TEST_CHAPTER}/"} <= {
+            p if not p.startswith("zh/chapters/") else "/".join(p.split("/")[:3]) + "/" for p in paths}
 
 
 def test_zero_external_requests(crawl):
@@ -407,3 +425,31 @@ def test_search_finds_every_page_that_uses_each_glossary_term(browser):
                           f"of {len(uses)} pages)")
     assert len(queries) > 100
     assert not missed, "search misses pages that use a glossary term:\n" + "\n".join(missed)
+
+
+# ----------------------------------------------------------------- search on the Chinese site
+
+#: Words that stand inside Chinese sentences of the Chinese site's own pages (no space around them, not a
+#: glossary term), and the pages that hold them: found only if the index cut the sentences into words.
+CHINESE_QUERIES = {"令牌": {"book/run-it-yourself"}, "火箭": {"book/intro", "book/run-it-yourself"}}
+
+
+def test_chinese_search_finds_a_word_inside_a_sentence(browser):
+    html = sitebuild.chinese_site().html
+    for word, docs in CHINESE_QUERIES.items():
+        assert all(word in _page_text(html / f"{doc}.html") for doc in docs), f"{word!r} is no longer on {docs}"
+    with sitebuild.serve(html) as base:
+        ctx = offline_context(browser, Traffic())
+        page = ctx.new_page()
+        page.goto(base + "search.html?q=" + "令牌", wait_until="load")
+        page.wait_for_selector("#search-results li", timeout=30_000)
+        shown = page.eval_on_selector_all("#search-results li a", "els => els.map(e => e.href)")
+        page.wait_for_function("() => typeof Search !== 'undefined' && Search.hasIndex()", timeout=30_000)
+        found = page.evaluate("""(queries) => Object.fromEntries(queries.map(q => {
+          const parsed = Search._parseQuery(q);
+          return [q, Search._performSearch(...parsed).map(r => r[0])];
+        }))""", list(CHINESE_QUERIES))
+        ctx.close()
+    assert any("book/run-it-yourself.html" in h for h in shown), f"the search page for 令牌 shows {shown}"
+    for word, docs in CHINESE_QUERIES.items():
+        assert docs <= set(found[word]), f"search for {word!r} found {found[word]}, not {sorted(docs)}"

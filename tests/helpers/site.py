@@ -3,7 +3,11 @@
 Shared by tests/site and tests/browser (both conftests load this one module), so a session
 that runs both builds each site once. Builds go to a throw-away folder with a cold execution
 cache, exactly as `make book` / `make book-instructor` build them (same configs, same -W).
-TORCHCOURSE_PREBUILT_SITE=<path-output of a learner build> (and TORCHCOURSE_PREBUILT_INSTRUCTOR_SITE
+The learner site is book/build_site.py's: English in <out>/_build/html/en, and, only when a test asks
+for it, Chinese in <out>/_build/html/zh from the same execution cache. The tests' Chinese site carries
+ZH_TEST_CHAPTER whether or not it is released, English where a message has no translation yet (the
+committed site never does that): a Chinese notebook page exists before any chapter is released.
+TORCHCOURSE_PREBUILT_SITE=<out of a learner build> (and TORCHCOURSE_PREBUILT_INSTRUCTOR_SITE
 for the instructor build) reuse finished builds instead: benchmarks/site_build.py uses them to
 time the browser tests alone.
 """
@@ -31,15 +35,20 @@ _WORK = Path(tempfile.mkdtemp(prefix="torchcourse-site-"))
 atexit.register(shutil.rmtree, _WORK, ignore_errors=True)
 
 
+#: The chapter in the tests' Chinese site (four notebooks, with players and exercises).
+ZH_TEST_CHAPTER = "04-hardware"
+
+
 @dataclass(frozen=True)
 class Site:
     out: Path  # --path-output: html in out/_build/html, execution cache in out/_build/.jupyter_cache
     log: str
     seconds: float
+    language: str = ""  # the learner site's: its pages are in out/_build/html/<language>
 
     @property
     def html(self) -> Path:
-        return self.out / "_build" / "html"
+        return self.out / "_build" / "html" / self.language
 
 
 class BuildError(RuntimeError):
@@ -70,6 +79,18 @@ def jupyter_book(out: Path, *extra: str, root: Path = ROOT) -> Site:
     return Site(out, log, time.perf_counter() - start)
 
 
+def learner_build(out: Path, language: str) -> Site:
+    """One language of `make book` (book/build_site.py) into ``out``/_build; raises with the log on failure."""
+    start = time.perf_counter()
+    run = subprocess.run([str(BIN / "python"), "book/build_site.py", "--out", str(out / "_build"), "--language",
+                          language, f"--zh-chapters={ZH_TEST_CHAPTER}", "--fallback"],
+                         cwd=ROOT, capture_output=True, text=True)
+    log = run.stdout + run.stderr
+    if run.returncode != 0:
+        raise BuildError(f"book/build_site.py --language {language} failed (rc {run.returncode}):\n{log[-6000:]}")
+    return Site(out, log, time.perf_counter() - start, language)
+
+
 _sites: dict[str, Site] = {}
 
 
@@ -77,11 +98,22 @@ def learner_site() -> Site:
     if "learner" not in _sites:
         prebuilt = os.environ.get("TORCHCOURSE_PREBUILT_SITE")
         if prebuilt:
-            _sites["learner"] = Site(Path(prebuilt), "", 0.0)
+            _sites["learner"] = Site(Path(prebuilt), "", 0.0, "en")
         else:
             vendor()
-            _sites["learner"] = jupyter_book(_WORK / "learner")
+            _sites["learner"] = learner_build(_WORK / "learner", "en")
     return _sites["learner"]
+
+
+def chinese_site() -> Site:
+    """The learner site in Chinese, built after the English one into the same folder, from its executions."""
+    if "chinese" not in _sites:
+        english = learner_site()
+        if not english.log:  # prebuilt: its Chinese is there too
+            _sites["chinese"] = Site(english.out, "", 0.0, "zh")
+        else:
+            _sites["chinese"] = learner_build(english.out, "zh")
+    return _sites["chinese"]
 
 
 def instructor_site() -> Site:

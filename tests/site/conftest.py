@@ -13,3 +13,8 @@ def learner_site() -> "sitebuild.Site":
 @pytest.fixture(scope="session")
 def instructor_site() -> "sitebuild.Site":
     return sitebuild.instructor_site()
+
+
+@pytest.fixture(scope="session")
+def chinese_site() -> "sitebuild.Site":
+    return sitebuild.chinese_site()

@@ -1,4 +1,5 @@
-"""The learner and instructor sites, checked on the HTML a real `jupyter-book build` writes.
+"""The learner and instructor sites, checked on the HTML a real build writes (`make book`'s English site here;
+its Chinese site in test_site_languages.py).
 
 The browser tests (tests/browser) load the same learner build in Chromium.
 """
@@ -301,7 +302,7 @@ def test_unchanged_rebuild_executes_nothing(learner_site):
 
     if not learner_site.log:
         pytest.skip("TORCHCOURSE_PREBUILT_SITE: no build in this session")
-    again = sitebuild.jupyter_book(learner_site.out)
+    again = sitebuild.learner_build(learner_site.out, learner_site.language)
     assert "Executing notebook" not in again.log, "a rebuild with no change re-executed a notebook"
     log = re.sub(r"\x1b\[[0-9;]*m", "", again.log)
     assert not re.search(r"reading sources\.\.\. \[[ \d%]+\] chapters/", log), "an unchanged notebook was re-read"
