@@ -50,7 +50,6 @@ from grader.nbgrader_compat import (
 )
 from grader.notebook_file import SanitiseError, read_notebook
 from torchcourse.contract import hidden_split
-from torchcourse.translation.catalogs import LANGUAGES
 
 # nbgrader's preprocessors log every restored cell, and jsonschema's whole report on invalid metadata: what
 # matters reaches the notes in one line each, so their log goes nowhere (not to Python's last-resort stderr).
@@ -251,7 +250,12 @@ def submitted_language(nb: NotebookNode) -> str | None:
     metadata = nb.get("metadata")
     course = metadata.get("torchcourse") if isinstance(metadata, dict) else None
     language = course.get("language") if isinstance(course, dict) else None
-    return language if isinstance(language, str) and language in LANGUAGES else None
+    if not isinstance(language, str):
+        return None
+    # imported only for a notebook that names a language: it brings Babel, slow to import
+    from torchcourse.translation.catalogs import LANGUAGES
+
+    return language if language in LANGUAGES else None
 
 
 @dataclass(frozen=True)
