@@ -84,8 +84,8 @@ def _autograde(args, course: Course) -> int:
     for chapter in _chapters(course, args.chapter, needs_submissions=True):
         try:
             records = autograde(course, chapter, workers=args.workers, scheduler=args.scheduler, certs=args.certs,
-                                limits=limits,
-                                force=args.force, students=args.student or None)
+                                limits=limits, force=args.force, students=args.student or None,
+                                prefix=not args.no_prefix)
         except KeyboardInterrupt:  # Ctrl-C: each record is written whole after its gradebook commit, or not at all
             waiting = due(course, chapter, args.force, args.student)
             print(f"\nautograde: interrupted; {chapter}: {len(waiting)} submission(s) NOT recorded, every record "
@@ -111,6 +111,14 @@ def _autograde(args, course: Course) -> int:
         print(f"{chapter}: graded {len(records)} submissions ({flagged} flagged; `python -m grader report` lists why)")
         if args.timings and records.timings:
             print(f"{chapter}: timings " + " ".join(f"{k}={v:.3f}s" for k, v in records.timings.items()))
+            for notebook, t in sorted(records.templates.items()):
+                if t:  # the most one worker's template of the notebook took and held
+                    print(f"{chapter}: template {notebook} " + " ".join(f"{k}={v:g}" for k, v in sorted(t.items())))
+        for notebook, counts in sorted(records.openings.items()):
+            for how, n in sorted(counts.items()):
+                if how != "forked":  # still graded, every cell run: the instructor learns why it took longer
+                    print(f"{chapter}: {notebook}.ipynb: {n} submission(s) ran every cell, not forked from the "
+                          f"notebook's opening ({one_line(how.removeprefix('full: '))})", file=sys.stderr)
         for student, why in sorted(records.graded_in_part.items()):
             print(f"{chapter}: WARNING: {one_line(student)}: {one_line(why)}", file=sys.stderr)
         missing = records.not_recorded
@@ -209,6 +217,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--mem-mb", type=int, default=2048, help="memory a submission may add, MiB (default 2048)")
     p.add_argument("--timings", action="store_true",
                    help="print the seconds of start-up (workers, gradebook, solutions) and of grading")
+    p.add_argument("--no-prefix", action="store_true",
+                   help="run every cell of every submission (by default a notebook's release cells before its first "
+                        "answer cell run once per worker, and each submission that opens with them is forked "
+                        "from there)")
     p.set_defaults(func=_autograde)
     p = sub.add_parser("cluster-certs", help="a CA and scheduler, worker and client certificates for a Dask cluster")
     p.add_argument("folder")

@@ -53,6 +53,23 @@ class Outcome(dict):
         # measured in the same run as the cells, whatever the host's speed at the time.
         self.timings: dict[str, float] = {}
         self._library: set[str] = set()
+        # notebook -> how its submissions ran ("forked", or "full: why") -> how many; and the most each
+        # notebook's template held and took (benchmarks/grading_speed.py reports them)
+        self.openings: dict[str, dict[str, int]] = {}
+        self.templates: dict[str, dict[str, float]] = {}
+
+    def opening_run(self, notebook: str, raw: RawResult) -> None:
+        """Count how a submission's notebook ran: forked from its template, or in full and why."""
+        p = raw.prefix
+        if not p:
+            return
+        how = "forked" if p.get("how") == "forked" else f"full: {p.get('why') or p.get('how')}"
+        counts = self.openings.setdefault(notebook, {})
+        counts[how] = counts.get(how, 0) + 1
+        seen = self.templates.setdefault(notebook, {})
+        for k in ("template_seconds", "private_kb", "pss_kb", "rss_kb"):
+            if k in p:
+                seen[k] = max(seen.get(k, 0.0), float(p[k]))
 
     def add(self, student: str, make: Callable[[], dict]) -> None:
         """The record `make` writes for `student`, or why none was written: one student's bad luck never stops
@@ -103,13 +120,16 @@ class Progress:
 
 def autograde(course: Course, chapter: str, workers: int | None = None, scheduler: str | None = None,
               limits: Limits | None = None, force: bool = False, students: list[str] | None = None,
-              progress: bool = True, seed: int | None = None, certs: str | None = None) -> Outcome:
+              progress: bool = True, seed: int | None = None, certs: str | None = None,
+              prefix: bool = True) -> Outcome:
     """Grade every collected submission of `chapter`; returns the record of each student graded now (an
     `Outcome`, which also says who could not be recorded and why, and what the instructor must know).
 
     The steps: who is due → sanitise each notebook → run it in the sandbox (the solutions first, in the same
     stream) → per student, once all is back (`grader.batch`): judge → autograded notebooks → gradebook →
-    record (`grader.finish`)."""
+    record (`grader.finish`). With `prefix` (the default), each worker runs a notebook's release cells before its
+    first answer cell once, and forks each submission that opens with exactly those cells from there
+    (grader/inside/template.py); without it, every cell of every submission runs."""
     began = time.monotonic()
     warn_missing()
     limits = limits or Limits()
@@ -154,9 +174,11 @@ def autograde(course: Course, chapter: str, workers: int | None = None, schedule
         batch = Batch(todo, sols, record)
         ready, cpu = time.monotonic(), time.process_time()
         outcome.timings["start_up"] = round(ready - began, 3)
-        student_jobs = _sanitised_jobs(course, chapter, notebooks, batch, info, seed, files)
+        openings = {nb: opening(sol) for nb, sol in sols.items()} if prefix else {}
+        student_jobs = _sanitised_jobs(course, chapter, notebooks, batch, info, seed, files, openings)
         for job, raw, final in with_one_retry(pool, itertools.chain(solution_jobs, student_jobs)):
             outcome.library_errors(raw)
+            outcome.opening_run(job.key.notebook, raw)
             if final:
                 batch.take(job, raw)
             else:
@@ -176,8 +198,19 @@ def autograde(course: Course, chapter: str, workers: int | None = None, schedule
     return outcome
 
 
+def opening(sol: Sanitised) -> list[str]:
+    """The solution's code cells before its first answer cell (an nbgrader solution cell) or checks cell: the
+    release's cells no learner changes, run once a batch in a template. Empty when the notebook opens with one."""
+    cells = _cells(sol)
+    for pos, i in enumerate(sol.code_cells):
+        md = sol.nb.cells[i].get("metadata", {}).get("nbgrader", {})
+        if (isinstance(md, dict) and md.get("solution")) or pos in sol.grade_cells.values():
+            return cells[:pos]
+    return cells
+
+
 def _sanitised_jobs(course: Course, chapter: str, notebooks: list[str], batch: Batch, info: dict, seed: int,
-                    files: dict[str, bytes]) -> Iterator[Job]:
+                    files: dict[str, bytes], openings: dict[str, list[str]]) -> Iterator[Job]:
     """Each student's notebooks, sanitised, as jobs for the sandbox; a notebook that cannot be is recorded in
     the batch with why."""
     for s in list(batch.pending):
@@ -201,7 +234,10 @@ def _sanitised_jobs(course: Course, chapter: str, notebooks: list[str], batch: B
                 p.grader_errors[nb] = why  # not the learner's doing: a plain rerun regrades it
                 continue
             p.sanitised[nb] = sub
-            yield Job(JobKey(s, nb), _cells(sub), seed, list(sub.grade_cells.values()), files)
+            cells, head = _cells(sub), openings.get(nb)
+            # Forked from the template only when every cell up to the first answer is the release's, byte for byte.
+            same = bool(head) and cells[:len(head)] == head
+            yield Job(JobKey(s, nb), cells, seed, list(sub.grade_cells.values()), files, head if same else None)
         batch.sanitising_done(s)
 
 

@@ -5,6 +5,7 @@ answered for, whose `result()` is what the job reported.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -22,6 +23,16 @@ from torchcourse.contract import split_regions
 def _notes(notes) -> list[str]:
     """The worker's notes on a job, bounded (the worker is trusted, but its reply is read like any line)."""
     return [str(n)[:300] for n in notes[:10]] if type(notes) is list else []
+
+
+def _prefix(prefix) -> dict:
+    """What the worker said of the job's template (grader/inside/templates.py), bounded."""
+    if type(prefix) is not dict:
+        return {}
+    out = {k: str(prefix[k])[:300] for k in ("how", "why", "key") if k in prefix}
+    out.update({k: float(prefix[k]) for k in ("template_seconds", "private_kb", "pss_kb", "rss_kb")
+                if type(prefix.get(k)) in (int, float)})
+    return out
 
 
 RECORD_OPENING = re.compile(rb'\{"w": (\d{1,9}), ')  # the worker's own opening of a cell's line (channel._record)
@@ -81,12 +92,28 @@ def split_cells(cells: list[str], watch) -> list[dict]:
     return out
 
 
+def prefix_file(prefix: list[str], seed: int, files: dict[str, bytes] | None) -> dict:
+    """prefix.json: the release's cells before the notebook's first answer cell, which the worker runs once in a
+    template and forks this job's child from (grader/inside/template.py). Its key names what the template's
+    state depends on (the cells and the chapter's data files); its batch, a hash of the grading seed (never the
+    seed: the worker's memory is every child's), ends a warm worker's templates of an earlier batch."""
+    h = hashlib.sha256(json.dumps(prefix).encode())
+    for name, data in sorted((files or {}).items()):
+        h.update(b"\0" + name.encode() + b"\0" + hashlib.sha256(data).digest())
+    batch = hashlib.sha256(f"torchcourse-batch:{seed}".encode()).hexdigest()
+    return {"key": h.hexdigest(), "cells": list(prefix), "batch": batch}
+
+
 def write_job(outside: Path, cells: list[str], seed: int, watch, files: dict[str, bytes] | None,
-              uid: int | None) -> None:
-    """The job's folder as the worker reads it: job.json (root's only), the chapter's data files beside it (a
-    name that is a path, or one of the job's own files, is skipped), all of it the job's uid's when it has one."""
+              uid: int | None, prefix: list[str] | None = None) -> None:
+    """The job's folder as the worker reads it: job.json (root's only), prefix.json when the job may be forked
+    from a template (root's only), the chapter's data files beside them (a name that is a path, or one of the
+    job's own files, is skipped), all of it the job's uid's when it has one."""
     (outside / "job.json").write_text(json.dumps({"cells": split_cells(cells, watch), "seed": seed}))
     os.chmod(outside / "job.json", 0o600)
+    if prefix:
+        (outside / "prefix.json").write_text(json.dumps(prefix_file(prefix, seed, files)))
+        os.chmod(outside / "prefix.json", 0o600)
     for fname, data in (files or {}).items():
         if "/" not in fname and fname not in (*JOB_FILES, ".", ".."):
             (outside / fname).write_bytes(data)
@@ -112,7 +139,7 @@ class Answered:
         cells_done = parse_results(self.results, self.n_cells)
         return RawResult(RunStatus.parse(reply.get("status")), cells_done, reply.get("seconds", 0.0),
                          reply.get("code"), reply.get("signal"), reply.get("error", ""),
-                         self.preload_errors, _notes(reply.get("notes")))
+                         self.preload_errors, _notes(reply.get("notes")), _prefix(reply.get("prefix")))
 
     def remove(self) -> None:
         shutil.rmtree(self.outside, ignore_errors=True)

@@ -168,19 +168,34 @@ class SandboxWorker:
         self.close()
 
     # ----------------------------------------------------------------- jobs
-    def run(self, cells: list[str], seed: int, watch: list[int] = (), files: dict[str, bytes] | None = None
-            ) -> RawResult:
+    def run(self, cells: list[str], seed: int, watch: list[int] = (), files: dict[str, bytes] | None = None,
+            prefix: list[str] | None = None) -> RawResult:
         """Run `cells` in a fresh sandboxed child; never raises for anything the learner did.
 
         `files` (name -> bytes) are the chapter's own data files, released to learners too, put
-        beside the cells as nbgrader puts them beside an autograded notebook."""
-        return self.collect(self.dispatch(cells, seed, watch, files))
+        beside the cells as nbgrader puts them beside an autograded notebook. `prefix`: the release's cells
+        before the notebook's first answer cell, given only when `cells` open with exactly these; the worker
+        runs them once in a template and forks the job's child from there (grader/inside/template.py)."""
+        return self.collect(self.dispatch(cells, seed, watch, files, prefix))
 
-    def dispatch(self, cells: list[str], seed: int, watch: list[int] = (), files: dict[str, bytes] | None = None
-                 ) -> Answered:
+    def dispatch(self, cells: list[str], seed: int, watch: list[int] = (), files: dict[str, bytes] | None = None,
+                 prefix: list[str] | None = None) -> Answered:
         """`run`'s first half: the job runs and the worker answers. The worker is free for the next job when
         this returns; `collect` reads and removes what this job left (a pool does that while the next runs,
         so the worker does not wait for it)."""
+        answered = self._dispatch(cells, seed, watch, files, prefix)
+        said = answered.reply.get("prefix")
+        if prefix and type(said) is dict and said.get("how") == "again":
+            # The worker could not run the job from its template (the opening was not the template's, or the
+            # forked child failed before any learner code ran): it runs again, in full.
+            answered.remove()
+            answered = self._dispatch(cells, seed, watch, files, None)
+            if answered.died is None:
+                answered.reply["prefix"] = {"how": "full", "why": str(said.get("why", ""))[:300]}
+        return answered
+
+    def _dispatch(self, cells: list[str], seed: int, watch, files: dict[str, bytes] | None,
+                  prefix: list[str] | None) -> Answered:
         if not self.alive():
             self.start()
         self.counter += 1
@@ -190,7 +205,8 @@ class SandboxWorker:
         results = self.jobs_root / f"{name}.results.jsonl"  # the worker's (root's), outside the job's folder
         answered = Answered(outside, results, len(cells), list(self.preload_errors))
         try:
-            write_job(outside, cells, seed, watch, files, self.uid)
+            opening = prefix if self.prefix_ok(cells, watch, prefix) else None
+            write_job(outside, cells, seed, watch, files, self.uid, opening)
             inside = f"/jobs/{name}" if self.fac.bwrap else str(outside)
             spec = {"id": name, "dir": inside, "results": f"/jobs/{results.name}" if self.fac.bwrap else str(results),
                     "uid": self.uid, "gid": self.uid,
@@ -211,6 +227,12 @@ class SandboxWorker:
         except BaseException:
             answered.remove()
             raise
+
+    def prefix_ok(self, cells: list[str], watch, prefix: list[str] | None) -> bool:
+        """Whether the job may be forked from a template of `prefix`: the sandbox gives each job a uid and
+        namespaces of its own, and `cells` open with `prefix` byte for byte, with no checks cell in it."""
+        return bool(prefix) and self.isolate and self.uid is not None and len(prefix) <= len(cells) \
+            and cells[:len(prefix)] == list(prefix) and all(i >= len(prefix) for i in watch)
 
     def collect(self, answered: Answered) -> RawResult:
         """`run`'s second half: what the job reported, read from its results file; its files removed."""

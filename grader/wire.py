@@ -109,6 +109,9 @@ class RawResult:
     preload_errors: list[str] = field(default_factory=list)
     # What the worker saw of the job from outside, in words (its temp space was full, ...): for the record.
     notes: list[str] = field(default_factory=list)
+    # Whether the job's child was forked from its notebook's template ("how": "forked"), or ran in full and why
+    # ("how": "full", "why"), with the template's time and memory; empty when none was asked for.
+    prefix: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.status = RunStatus.parse(self.status)
@@ -121,7 +124,7 @@ class RawResult:
     def to_dict(self) -> dict:
         return {"status": str(self.status), "cells": {str(k): v.to_dict() for k, v in self.cells.items()},
                 "seconds": self.seconds, "code": self.code, "signal": self.signal, "error": self.error,
-                "preload_errors": list(self.preload_errors), "notes": list(self.notes)}
+                "preload_errors": list(self.preload_errors), "notes": list(self.notes), "prefix": dict(self.prefix)}
 
     @classmethod
     def from_dict(cls, d: dict) -> RawResult:
@@ -129,4 +132,4 @@ class RawResult:
         result of its index."""
         cells = {int(k): CellResult.parse(v) or CellResult(int(k), CellStatus.ERROR) for k, v in d["cells"].items()}
         return cls(d["status"], cells, d["seconds"], d["code"], d["signal"], d["error"],
-                   list(d.get("preload_errors", [])), list(d.get("notes", [])))
+                   list(d.get("preload_errors", [])), list(d.get("notes", [])), dict(d.get("prefix") or {}))

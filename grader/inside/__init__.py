@@ -17,11 +17,15 @@ carries the nonce the worker chose for that cell. Emitted values and tampering r
 written on it by an audit hook the moment they happen (see `guard`). The worker
 writes what it accepted, one line per cell, to ``results`` (a file outside the job's folder).
 Those lines are still *claims* of code that ran beside learner code: the judge treats them
-as data, never as verdicts.
+as data, never as verdicts. A job folder may also hold ``prefix.json`` (root's): the release's
+cells before the notebook's first answer cell, which the worker runs once in a template and
+forks the job's child from (`template`, `templates`); the reply then says how the job ran
+(``"prefix"``).
 
 Modules, in the order the worker loads them: `base` (the warm process), `shell` (outputs as nbformat),
 `guard` (the integrity snapshot and audit hook), `confine` (the job's uid, limits and namespaces; the
 worker's place on the host), `child` (the job's cell loop), `channel` and `cleanup` (the parent's end of
-the pipes, and the end of a job), `parent` (one job, from the worker's side), `__main__` (the main loop);
+the pipes, and the end of a job), `parent` (one job, from the worker's side), `template` and `templates`
+(a notebook's opening run once and forked per job; the worker's templates), `__main__` (the main loop);
 `policy` holds the sandbox's policy as data, and the grader reads it too.
 """

@@ -24,10 +24,16 @@ from inside.confine import PR_SET_PDEATHSIG, _job_namespaces_here, _keep_to_cpu,
 from inside.guard import _snapshot  # noqa: E402
 from inside.parent import run_job  # noqa: E402
 from inside.shell import make_shell  # noqa: E402
+from inside.templates import Templates  # noqa: E402
+
+PR_SET_CHILD_SUBREAPER = 36
 
 
 def main() -> None:
     _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # the grader died: so do we
+    # A job's child forked from a template (inside/template.py) becomes this process's own child when the
+    # process between them exits: reaped, timed and killed here like any job's child.
+    _libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     _oom_score("-1000")  # when a submission's cgroup runs out of memory, the kernel kills the job, not us
     _keep_to_cpu(os.environ.get("TORCHCOURSE_WORKER_CPU"))
     shell = make_shell()
@@ -38,12 +44,13 @@ def main() -> None:
     out.write(json.dumps({"ready": True, "pid": os.getpid(), "uid": os.getuid(), "torch": torch.__version__,
                           "preload_errors": PRELOAD_ERRORS, "job_ns": job_ns}) + "\n")
     out.flush()
+    templates = Templates()
     for line in sys.stdin:
         if not line.strip():
             continue
         spec = json.loads(line)
         try:
-            reply = run_job(shell, spec, snap)
+            reply = run_job(shell, spec, snap, templates)
         except Exception as exc:  # a broken job must not take the worker down
             reply = {"id": spec.get("id"), "status": "worker_error", "error": f"{type(exc).__name__}: {exc}"}
         out.write(json.dumps(reply) + "\n")

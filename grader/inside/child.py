@@ -18,7 +18,7 @@ try:
     from torchcourse.link import LearnerEnd, quiet_warnings
 except ImportError:  # reported by the parent as a missing course library
     LearnerEnd = quiet_warnings = None
-from .confine import _capture_output, _confine, _huge_pages, _libc, _new_session
+from .confine import _capture_output, _confine, _confine_template, _huge_pages, _libc, _new_session
 from .guard import make_guard
 from .policy import CELL_CAP, STREAM_CAP
 from .shell import COLLECT, GradeShell, _Sink
@@ -66,19 +66,23 @@ def _enter_job_folder(jobdir: str) -> None:
     sys.stdin = open(os.devnull)
 
 
-def run_child(shell: GradeShell, spec: dict, cmd: int, res: int, snap: dict, link: int) -> None:
+def run_child(shell: GradeShell, spec: dict, cmd: int, res: int, snap: dict, link: int, ctl: int | None = None
+              ) -> None:
     """Set up the sandboxed process, then run the cells the parent sends; never returns.
 
     The parent sends ``{"seed", "nonce"}`` (a seed of this job's own, not the grading seed, which only the
     checker holds), then ``{"cells": [{"i", "nonce", "source"}, ...]}``: a run of plain cells, or one
     checks cell alone (``serve`` true: the child runs none of it, but answers the checker's requests on the
     link, `link`, until the checker says the cell is done), and at the end ``{"end": true}``. Every line
-    back carries the nonce of the cell it belongs to."""
+    back carries the nonce of the cell it belongs to.
+
+    With `ctl` (a socket to the worker) the child is a template (grader/inside/template.py): it keeps root's
+    uid, runs the release's opening cells and, at ``{"hold": true}``, forks one child per job from there."""
     _new_session(spec)
-    raw_reader = _capture_output(spec, keep={cmd, res, link})
+    raw_reader = _capture_output(spec, keep={cmd, res, link} | ({ctl} if ctl is not None else set()))
     buf = bytearray()
     setup = _read_message(cmd, buf)  # the seed comes down the pipe: no file the job could read or replace
-    _confine(spec)
+    base = _confine_template(spec) if ctl is not None else _confine(spec)
     _enter_job_folder(spec["dir"])
     _seed_everything(int(setup["seed"]))
     shell.user_ns["__name__"] = "__main__"
@@ -88,14 +92,32 @@ def run_child(shell: GradeShell, spec: dict, cmd: int, res: int, snap: dict, lin
     sys.addaudithook(hook)  # from here on, every audited event passes the guard; it cannot be removed
     signal.signal(signal.SIGINT, signal.default_int_handler)
     os.write(res, (json.dumps({"n": setup["nonce"], "ready": True}) + "\n").encode())
-    _serve_cells(shell, cmd, res, buf, raw_reader, state, check, link)
+    if ctl is None:
+        _serve_cells(shell, cmd, res, buf, raw_reader, state, check, link)
+    from .template import hold
+
+    before = open_descriptors()
+    _serve_cells(shell, cmd, res, buf, raw_reader, state, check, link, template=True)
+    hold(shell, ctl, cmd, res, raw_reader, state, check, before, base, spec["dir"])
+
+
+def open_descriptors() -> dict[int, str]:
+    """This process's open descriptors and what each one is."""
+    found = {}
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            found[int(fd)] = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            pass  # the descriptor listdir itself held
+    return found
 
 
 def _serve_cells(shell: GradeShell, cmd: int, res: int, buf: bytearray, raw_reader: int, state: dict, check,
-                 link_fd: int) -> None:
+                 link_fd: int, template: bool = False) -> None:
     """Run each cell the parent sends and report it; exits the process at the end. Called before any
     learner code runs: everything the loop uses is bound to a local here, because learner code can rebind
-    this module's globals."""
+    this module's globals. A template's loop (`template`: it runs release code only) returns instead at
+    ``{"hold": true}``."""
     read_message, dumps, write, monotonic, fflush, read, exit_ = _read_message, json.dumps, os.write, \
         time.monotonic, _libc.fflush, os.read, os._exit
     collect, run_cell, user_ns = COLLECT, shell.run_cell, shell.user_ns
@@ -141,6 +163,8 @@ def _serve_cells(shell: GradeShell, cmd: int, res: int, buf: bytearray, raw_read
         return True
 
     while (batch := read_message(cmd, buf)) is not None and not batch.get("end"):
+        if template and batch.get("hold"):
+            return
         if not all(serve_cell(msg) for msg in batch["cells"]):
             break
     exit_(0)

@@ -85,6 +85,30 @@ def _kill_as(uid: int, done: list[bool]) -> None:
         done.append(False)  # ESRCH: nothing of the job was left
 
 
+def _reap_orphans(uid: int | None) -> None:
+    """Reap the job's processes that ended as the worker's children: the worker is the subreaper of its
+    templates' forks (grader/inside/template.py), so what a job's child started and left is handed to it, not
+    to the sandbox's init. Only dead processes of the job's uid: a template (root's) is reaped by its owner."""
+    if uid is None:
+        return
+    me = str(os.getpid()).encode()
+    for p in os.listdir("/proc"):
+        if not p.isdigit():
+            continue
+        try:
+            if os.stat(f"/proc/{p}").st_uid != uid:
+                continue
+            with open(f"/proc/{p}/stat", "rb") as f:
+                fields = f.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if len(fields) > 1 and fields[0] == b"Z" and fields[1] == me:
+            try:
+                os.waitpid(int(p), os.WNOHANG)
+            except ChildProcessError:
+                pass
+
+
 def _sweep(uid: int | None) -> None:
     """Remove what a job left in shared scratch folders, so the next submission cannot read it."""
     if uid is None:

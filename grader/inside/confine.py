@@ -85,10 +85,16 @@ def _seccomp() -> None:
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_SECCOMP) failed")
 
 
-def _limits(spec: dict) -> None:
+def _address_space() -> int:
     with open("/proc/self/statm") as f:
-        vsz = int(f.read().split()[0]) * resource.getpagesize()
-    mem = vsz + int(spec["mem_mb"]) * 2**20
+        return int(f.read().split()[0]) * resource.getpagesize()
+
+
+def _limits(spec: dict, base: int | None = None) -> None:
+    """The job's rlimits. Its address space may grow by `mem_mb` beyond `base` (what the process holds now,
+    unless given: a child forked from a template counts from the address space the template had before its
+    prefix ran, as a full run of the same cells would)."""
+    mem = (_address_space() if base is None else base) + int(spec["mem_mb"]) * 2**20
     resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
     cpu = int(spec["budget"]) + 1
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 2))
@@ -226,13 +232,80 @@ def _capture_output(spec: dict, keep: set[int]) -> int:
     return raw_reader
 
 
-def _confine(spec: dict) -> None:
+def _confine(spec: dict, base: int | None = None) -> None:
     """The limits, then the uid of the job: from here on the process can do only what the learner may."""
     _oom_score("0")
     if JOB_CPUS:
         os.sched_setaffinity(0, JOB_CPUS)  # every CPU the worker had: a lesson's processes run as in Jupyter
-    _limits(spec)
+    _limits(spec, base)
     _drop(spec)
+
+
+def _confine_template(spec: dict) -> int:
+    """A template's confinement (grader/inside/template.py): a job's limits, NO_NEW_PRIVS and the seccomp
+    filter, but root's uid, which each child forked from it drops to a uid of its job's own. The filter refuses
+    nothing a fork's set-up needs (setresuid, mount, unshare without CLONE_NEWUSER). Returns the address space
+    before the prefix runs, from which each fork's `mem_mb` counts."""
+    _oom_score("0")
+    if JOB_CPUS:
+        os.sched_setaffinity(0, JOB_CPUS)
+    base = _address_space()
+    _limits({**spec, "uid": None}, base)
+    if _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(NO_NEW_PRIVS) failed")
+    _seccomp()
+    return base
+
+
+def _copy_tree(src: str, dst: str, uid: int | None, gid: int | None) -> None:
+    """`src`'s entries (files, folders, links; modes kept) into the existing folder `dst`, each made the job's
+    uid's, as the job's own process would have left them."""
+    import shutil
+
+    for entry in os.scandir(src):
+        target = os.path.join(dst, entry.name)
+        if entry.is_symlink():
+            os.symlink(os.readlink(entry.path), target)
+            if uid is not None:
+                os.lchown(target, uid, gid)
+            continue
+        if entry.is_dir(follow_symlinks=False):
+            os.mkdir(target)
+            _copy_tree(entry.path, target, uid, gid)
+        elif entry.is_file(follow_symlinks=False):
+            shutil.copyfile(entry.path, target, follow_symlinks=False)
+        else:
+            continue  # a fifo or socket left by the prefix: not a file a later cell can read back
+        os.chmod(target, entry.stat(follow_symlinks=False).st_mode & 0o7777)
+        if uid is not None:
+            os.chown(target, uid, gid)
+
+
+def _forked_job_space(jobdir: str, template_dir: str, tmp_mb: int, uid: int | None, gid: int | None) -> None:
+    """`_fresh_job_space` for a child forked from a template: its own IPC, network and mount namespaces and a
+    tmpfs of `tmp_mb` MB, holding a copy of what the template's folder and /dev/shm held after the prefix, bound
+    at the template's own paths (the folder the prefix ran in is the folder the rest runs in, as in a full
+    run). The template's own temp space is covered in this child's mount namespace, so nothing the job writes
+    reaches the template or another job. Runs as root, before the uid is dropped."""
+    _job_namespaces()
+    _mount("none", "/", None, MS_REC | MS_PRIVATE)
+    _mount("tmpfs", jobdir, "tmpfs", MS_NOSUID | MS_NODEV, f"size={tmp_mb}m,nr_inodes=65536,mode=0755")
+    parts = {}
+    for name, mode in (("work", 0o700), ("shm", 0o1777)):
+        path = os.path.join(jobdir, name)
+        os.mkdir(path)
+        os.chmod(path, mode)
+        parts[name] = os.open(path, os.O_PATH | os.O_DIRECTORY)
+    if uid is not None:
+        os.chown(os.path.join(jobdir, "work"), uid, gid)
+    _copy_tree(template_dir, os.path.join(jobdir, "work"), uid, gid)
+    if os.path.isdir("/dev/shm"):
+        _copy_tree("/dev/shm", os.path.join(jobdir, "shm"), uid, gid)
+    _mount(f"/proc/self/fd/{parts['work']}", template_dir, None, MS_BIND)
+    if os.path.isdir("/dev/shm"):
+        _mount(f"/proc/self/fd/{parts['shm']}", "/dev/shm", None, MS_BIND)
+    for fd in parts.values():
+        os.close(fd)
 
 
 MADV_COLLAPSE = 25

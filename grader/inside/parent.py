@@ -18,9 +18,11 @@ import time
 from .channel import _Channel, _channel_holders, _record
 from .checker import run_checker
 from .child import run_child
-from .cleanup import _job_space, _kill_uid, _space_notes, _sweep
+from .cleanup import _job_space, _kill_uid, _reap_orphans, _space_notes, _sweep
+from .confine import PR_SET_PDEATHSIG, _libc
 from .policy import SETUP_TIMEOUT
 from .shell import GradeShell
+from .templates import take_prefix
 
 
 def _send(fd: int, obj: dict) -> bool:
@@ -81,9 +83,9 @@ def _fork_checker(cmd: tuple[int, int], res: tuple[int, int], link: socket.socke
 
 
 def _fork_child(shell: GradeShell, spec: dict, snap: dict, cmd: tuple[int, int], res: tuple[int, int],
-                link: socket.socket) -> int:
+                link: socket.socket, ctl: socket.socket | None = None) -> int:
     """Fork the job's child, which keeps the read end of `cmd`, the write end of `res` and its end of the
-    link to the checker; its pid."""
+    link to the checker; its pid. With `ctl` (its end of a socket to the worker) the child is a template."""
     sys.stdout.flush()
     sys.stderr.flush()
     pid = os.fork()
@@ -91,7 +93,9 @@ def _fork_child(shell: GradeShell, spec: dict, snap: dict, cmd: tuple[int, int],
         os.close(cmd[1])
         os.close(res[0])
         try:
-            run_child(shell, spec, cmd[0], res[1], snap, link.fileno())
+            if ctl is not None:
+                _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # the worker gone: so is its template
+            run_child(shell, spec, cmd[0], res[1], snap, link.fileno(), None if ctl is None else ctl.fileno())
         except BaseException as exc:
             try:
                 os.write(2, f"sandbox child failed: {type(exc).__name__}: {exc}\n".encode())
@@ -107,37 +111,60 @@ class _JobRun:
     """The parent's side of one job: the child, the pipe that sends it cells, the channel it reports on,
     and the clock (cell limits and the notebook's budget are kept here, whatever the child signals)."""
 
-    def __init__(self, shell: GradeShell, spec: dict, snap: dict) -> None:
+    def __init__(self, shell: GradeShell, spec: dict, snap: dict, template=None, ctl: socket.socket | None = None
+                 ) -> None:
+        """A job's run; from `template` (a `templates.Template`), its child is forked from there; with `ctl` (a
+        socket to the worker) this is the run of a template itself, which has no checker."""
         self.spec = spec
-        to_checker, from_checker = os.pipe2(os.O_CLOEXEC), os.pipe2(os.O_CLOEXEC)
-        checker_end, learner_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.first = 0              # the first cell this run sends (a template's fork starts after the prefix)
+        self.forked = False
         self.start = time.monotonic()
-        self.checker = _fork_checker(to_checker, from_checker, checker_end, [learner_end.fileno()])
-        self.chk_w, self.chk_r = to_checker[1], from_checker[0]
+        checker_end, learner_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        if ctl is None:
+            to_checker, from_checker = os.pipe2(os.O_CLOEXEC), os.pipe2(os.O_CLOEXEC)
+            self.checker = _fork_checker(to_checker, from_checker, checker_end, [learner_end.fileno()])
+            self.chk_w, self.chk_r = to_checker[1], from_checker[0]
+            for fd in (self.chk_w, self.chk_r):
+                os.set_inheritable(fd, False)
+        else:
+            checker_end.close()  # a template runs no checks cell
+            self.checker = self.chk_w = self.chk_r = None
         cmd, res = os.pipe2(os.O_CLOEXEC), os.pipe2(os.O_CLOEXEC)
-        for fd in (self.chk_w, self.chk_r):
-            os.set_inheritable(fd, False)
-        self.pid = _fork_child(shell, spec, snap, cmd, res, learner_end)
+        pid = template.fork(spec, cmd[0], res[1], learner_end) if template is not None else None
+        if pid is not None:
+            self.forked, self.first = True, template.prefix
+            os.close(cmd[0])
+            os.close(res[1])
+            learner_end.close()
+            child_numbers = (template.cmd_fd, template.res_fd)
+        else:
+            pid = _fork_child(shell, spec, snap, cmd, res, learner_end, ctl)
+            child_numbers = (cmd[0], res[1])
+        self.pid = pid
         self.cmd_w, self.res_r = cmd[1], res[0]
-        self.job = _take_job(spec["dir"])
-        # The child's descriptors (same numbers as ours before we closed them) and the pipes they must show.
+        self.job = _take_job(spec["dir"]) if ctl is None else {"cells": [], "seed": None}
+        # The child's descriptors and the pipes they must show.
         ours = {cmd[1]: os.readlink(f"/proc/self/fd/{cmd[1]}"), res[0]: os.readlink(f"/proc/self/fd/{res[0]}")}
         self.pipes = set(ours.values())
-        self.child_fds = {cmd[0]: ours[cmd[1]], res[1]: ours[res[0]]}
+        self.child_fds = {child_numbers[0]: ours[cmd[1]], child_numbers[1]: ours[res[0]]}
         self.pidfd = os.pidfd_open(self.pid)
         self.chan = _Channel(self.res_r)
         self.poller = select.poll()  # registered once: select.select rebuilt its sets on every wake-up
         self.poller.register(self.pidfd, select.POLLIN)
         self.poller.register(self.res_r, select.POLLIN)
         self.results = os.open(spec["results"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+        if self.forked:
+            os.write(self.results, template.records)  # the prefix's cells, as the template reported them
 
     def set_up(self) -> str:
         """Send the grading seed to the checker and a seed of its own to the child; "ok" once the child says
         it is set up, else why not."""
         nonce = secrets.token_hex(16)
         self.chan.start(nonce, [])
-        _send(self.chk_w, {"seed": self.job["seed"]})
-        _send(self.cmd_w, {"seed": secrets.randbits(63), "nonce": nonce})
+        if self.chk_w is not None:
+            _send(self.chk_w, {"seed": self.job["seed"]})
+        # A child forked from a template keeps the random state the prefix left: it gets no seed.
+        _send(self.cmd_w, {"nonce": nonce} if self.forked else {"seed": secrets.randbits(63), "nonce": nonce})
         return self.wait(True, None)
 
     def wait(self, until_ready: bool, cell_timeout: float | None, checks: _CheckerReport | None = None) -> str:
@@ -205,7 +232,7 @@ class _JobRun:
         the child in one message, which it runs without waiting for the parent between them; a checks cell
         goes alone, after the channel has been checked again."""
         cells = [_split(cell) for cell in self.job["cells"]]
-        i = 0
+        i = self.first
         while i < len(cells):
             j = i + 1
             while cells[i][1] is None and j < len(cells) and cells[j][1] is None:
@@ -270,11 +297,13 @@ class _JobRun:
         """Kill every process of the job, reap the child, remove what it left; its wait status."""
         for pid in (self.pid, self.checker):
             try:
-                os.kill(pid, signal.SIGKILL)
+                if pid is not None:
+                    os.kill(pid, signal.SIGKILL)
             except OSError:
                 pass
         try:
-            os.waitpid(self.checker, 0)
+            if self.checker is not None:
+                os.waitpid(self.checker, 0)
         except ChildProcessError:
             pass
         _kill_uid(self.spec.get("uid"), self.pid)
@@ -288,9 +317,11 @@ class _JobRun:
             except OSError:
                 pass
         _, wstatus = os.waitpid(self.pid, 0)
+        _reap_orphans(self.spec.get("uid"))
         _sweep(self.spec.get("uid"))
         for fd in (self.pidfd, self.res_r, self.cmd_w, self.results, self.chk_r, self.chk_w):
-            os.close(fd)
+            if fd is not None:
+                os.close(fd)
         return wstatus
 
 
@@ -353,13 +384,48 @@ def _merged(child: bytes | None, checker: dict | None) -> bytes | None:
     return json.dumps(line).encode()
 
 
-def run_job(shell: GradeShell, spec: dict, snap: dict) -> dict:
-    """Fork a child for one job; send it the cells (runs of plain cells, each checks cell alone); write what
-    it reported, cell by cell, to spec["results"] (a file of the grader's, outside the job's folder). The
-    reply's status is one of grader.wire.RunStatus (this file imports nothing from the grader, so it names
-    them as strings)."""
-    run = _JobRun(shell, spec, snap)
+def _from_template(shell: GradeShell, spec: dict, snap: dict, templates) -> tuple[object, dict]:
+    """The template this job's child is to be forked from (None: a full run), and what to say of it: the job's
+    folder holds prefix.json when the grader found its opening byte-identical to the release's."""
+    prefix = take_prefix(spec["dir"]) if templates is not None else None
+    if prefix is None:
+        return None, {}
+    if not (spec.get("isolate") and spec.get("uid") is not None):
+        return None, {"how": "full", "why": "the sandbox here gives a job no uid or namespaces of its own"}
+    template = templates.get(shell, snap, spec, prefix)
+    info = {"key": template.key[:16], "template_seconds": round(template.seconds, 3), **template.memory}
+    if template.why:
+        return None, {**info, "how": "full", "why": template.why}
+    return template, info
+
+
+def run_job(shell: GradeShell, spec: dict, snap: dict, templates=None) -> dict:
+    """Fork a child for one job (from the template of its notebook's opening, when it has one that can be
+    forked); send it the cells (runs of plain cells, each checks cell alone); write what it reported, cell by
+    cell, to spec["results"] (a file of the grader's, outside the job's folder). The reply's status is one of
+    grader.wire.RunStatus (this file imports nothing from the grader, so it names them as strings)."""
+    template, prefix = _from_template(shell, spec, snap, templates)
+    run = _JobRun(shell, spec, snap, template)
+    if template is not None:
+        if not run.forked:
+            prefix = {**prefix, "how": "full", "why": template.why}
+        elif [_split(c) for c in run.job["cells"][:template.prefix]] != [(c, None) for c in template.cells]:
+            # The grader sends prefix.json only for an opening identical to the release's: this is its bug,
+            # and the job is sent again without it (grader/sandbox.py).
+            run.end()
+            why = "the job's opening cells differ from its template's"
+            return {"id": spec["id"], "status": "worker_error", "prefix": {"how": "again", "why": why}, "error": why}
+        else:
+            prefix = {**prefix, "how": "forked"}
     state = run.set_up()
+    if run.forked and state != "ok":
+        # No learner code has run: the fork failed to set itself up. The template serves no more jobs, and this
+        # one is sent again to run in full (grader/sandbox.py), so that it costs the learner nothing.
+        template.why = "a child forked from it could not set itself up"
+        template.close()
+        run.end()
+        why = "a child forked from the notebook's template could not set itself up"
+        return {"id": spec["id"], "status": "worker_error", "prefix": {"how": "again", "why": why}, "error": why}
     space = _job_space(run.pid) if state == "ok" and spec.get("isolate") else None
     if state == "ok":
         status = run.run_cells()
@@ -370,6 +436,8 @@ def run_job(shell: GradeShell, spec: dict, snap: dict) -> dict:
     wstatus = run.end()
     notes = _space_notes(space, int(spec.get("tmp_mb") or 0))
     reply = {"id": spec["id"], "status": status, "seconds": round(time.monotonic() - run.start, 3)}
+    if prefix:
+        reply["prefix"] = prefix
     if notes:
         reply["notes"] = notes
     if os.WIFSIGNALED(wstatus):

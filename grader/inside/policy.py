@@ -46,6 +46,12 @@ class Limits:
 CGROUP_HEADROOM_MB = 512
 CGROUP_HEADROOM_PIDS = 64
 
+# Templates (grader/inside/template.py): how many a worker keeps (a chapter's notebooks, one batch), and the
+# memory all of them may hold together beyond what they share with the worker: they live in the worker's
+# cgroups, whose headroom beyond a job's `mem_mb` is CGROUP_HEADROOM_MB.
+TEMPLATES_KEPT = 8
+TEMPLATES_MB = 256
+
 SETUP_TIMEOUT = 60.0          # seconds a child may take to set itself up before its first cell
 KILL_WAIT = 2.0               # seconds the worker waits for a job's killed processes to finish dying
 
@@ -81,9 +87,9 @@ class Bind:
 
 
 # What the worker itself puts in a job's folder: the cells (job.json, root's, read and deleted by the worker
-# once the job's processes are forked) and the job's C-level output (raw.out). A chapter's data file may take
-# neither name.
-JOB_FILES = ("job.json", "raw.out")
+# once the job's processes are forked), the job's C-level output (raw.out) and the release's opening cells a
+# template runs (prefix.json, root's). A chapter's data file may take none of these names.
+JOB_FILES = ("job.json", "raw.out", "prefix.json")
 
 INSIDE_WORKER = "/opt/torchcourse-grader/inside"  # where the worker's package is bound, and run from
 JOBS = "/jobs"

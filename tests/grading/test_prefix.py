@@ -1,0 +1,139 @@
+"""Grading from templates (grader/inside/template.py) against running every cell (`--no-prefix`): the same
+scores, flags, autograded notebooks and feedback pages, on every real chapter's right and wrong submissions
+graded both ways under one seed; and where a template is not taken (a submission whose opening differs)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from tests.helpers.course import course_chapters, course_copy, grade_points, submission, write
+
+pytestmark = pytest.mark.grading
+
+STUDENTS = ("solution", "untouched", "wrong0", "wrong1")
+
+
+def _submit(root: Path, chapter: str) -> list[str]:
+    """Four students: the solution, the release, and every exercise of every notebook wrong with the course's
+    first and second plausible wrong answers; the notebooks' names."""
+    names = sorted(p.stem for p in (root / "solutions" / chapter).glob("*.ipynb"))
+    for name in names:
+        sol, rel = root / "solutions" / chapter / f"{name}.ipynb", root / "chapters" / chapter / f"{name}.ipynb"
+        slugs = set(grade_points(nbformat.read(str(sol), as_version=4)))
+        write(submission(rel, sol), root / "submitted" / "solution" / chapter / f"{name}.ipynb")
+        write(nbformat.read(str(rel), as_version=4), root / "submitted" / "untouched" / chapter / f"{name}.ipynb")
+        for k in (0, 1):
+            write(submission(rel, sol, wrong=slugs, k=k), root / "submitted" / f"wrong{k}" / chapter / f"{name}.ipynb")
+    return names
+
+
+def _graded(root: Path, chapter: str, prefix: bool, seed: int) -> tuple[dict, dict, dict]:
+    """Records (without times and hashes), autograded notebooks and feedback pages, graded one way."""
+    from grader.autograde import autograde
+    from grader.course import Course
+    from grader.feedback import feedback
+
+    shutil.rmtree(root / "feedback", ignore_errors=True)
+    out = autograde(Course(root), chapter, workers=2, progress=False, seed=seed, force=True, prefix=prefix)
+    records = {s: {k: out[s][k] for k in ("score", "max_score", "exercises", "flags")} for s in STUDENTS}
+    notebooks = {str(p.relative_to(root)): _without_times(p) for p in sorted((root / "autograded").rglob("*.ipynb"))}
+    pages = {str(p.relative_to(root)): _without_addresses(p.read_text(encoding="utf-8"))
+             for p in feedback(Course(root), chapter)}
+    return records, notebooks, pages, out.openings
+
+
+def _without_addresses(text: str) -> str:
+    """`text` with the memory addresses an object's repr shows ("<MulBackward0 object at 0x7f...>") made one:
+    they differ between any two runs, as between any two processes."""
+    return re.sub(r"0x[0-9a-f]{6,16}", "0x...", text)
+
+
+def _without_times(path: Path) -> str:
+    """An autograded notebook's JSON without what differs between any two runs (the cells' run times, memory
+    addresses)."""
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    for cell in nb.get("cells", []):
+        cell.get("metadata", {}).pop("execution", None)
+    return _without_addresses(json.dumps(nb, sort_keys=True))
+
+
+@pytest.mark.parametrize("chapter", course_chapters())
+def test_forked_from_the_opening_grades_as_every_cell_run(tmp_path, chapter):
+    root = course_copy(tmp_path / "course", chapter)
+    names = _submit(root, chapter)
+    forked = _graded(root, chapter, True, seed=20261206)
+    full = _graded(root, chapter, False, seed=20261206)
+    assert forked[0] == full[0]
+    assert forked[1] == full[1]
+    assert forked[2] == full[2]
+    openings = forked[3]
+    assert not full[3]  # --no-prefix: nothing asked of a template
+    # Every notebook that has an opening was forked for the students whose opening is the release's, or says why not.
+    assert set(openings) <= set(names)
+    for name, counts in openings.items():
+        assert sum(counts.values()) == len(STUDENTS), (name, counts)
+    print(chapter, json.dumps(openings, indent=1))
+
+
+OPENING = ("import os, random, torch\n"
+           "x = torch.rand(3)\n"
+           "r = random.random()\n"
+           "open('made-by-the-opening.txt', 'w').write('opening')\n"
+           "print('opening', x.tolist(), r)")
+REST = ("import os, random, torch\n"
+        "print('rest', x.tolist(), r, os.getuid(), sorted(os.listdir('.')))\n"
+        "print('draw', torch.rand(2).tolist(), random.random())\n"
+        "open('left-by-a-job.txt', 'w').write('job')")
+
+
+def _printed(raw, i: int) -> list[str]:
+    return "".join(o.get("text", "") for o in raw.cells[i].outputs).splitlines()
+
+
+def _template_pids(worker) -> list[int]:
+    """The worker's templates: root's processes whose parent is the worker's Python process (below bubblewrap)."""
+    from grader.inside.channel import descendants
+
+    def python(pid: int) -> bool:
+        return "python" in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0].decode()
+
+    def parent(pid: int) -> int:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+
+    return [p for p in descendants(worker.proc.pid)[1:]
+            if os.stat(f"/proc/{p}").st_uid == 0 and python(p) and python(parent(p))]
+
+
+def test_a_fork_goes_on_from_the_openings_state_as_its_own_uid_in_its_own_folder(sandbox_facilities):
+    """The rest sees exactly the values the opening drew, and goes on drawing from where the opening left the
+    generators (so two forks draw the same); it runs as the job's uid, in a copy of the opening's folder that no
+    other job shares; and a template killed mid-batch costs nothing: the next job runs in full."""
+    from grader.sandbox import SandboxWorker
+
+    if not (sandbox_facilities.drop_uid and sandbox_facilities.job_ns):
+        pytest.skip("no uid or namespaces of a job's own here: " + "; ".join(sandbox_facilities.missing))
+    cells = [OPENING, REST]
+    with SandboxWorker() as w:
+        runs = [w.run(cells, 7, [], {"data.csv": b"1,2\n"}, cells[:1]) for _ in range(2)]
+        for raw in runs:
+            assert raw.prefix["how"] == "forked", raw.prefix
+            opening, rest = _printed(raw, 0)[0], _printed(raw, 1)[0]
+            values = opening.split(" ", 1)[1]
+            assert rest.startswith("rest " + values + f" {w.uid} "), (opening, rest)
+            assert rest.endswith("['data.csv', 'made-by-the-opening.txt']"), rest  # not the job before's file
+        assert _printed(runs[0], 1)[1] == _printed(runs[1], 1)[1]  # both went on from the same state
+        templates = _template_pids(w)
+        assert templates, "no template process below the worker"
+        for pid in templates:
+            os.kill(pid, 9)
+        full = w.run(cells, 7, [], {"data.csv": b"1,2\n"}, cells[:1])
+        assert full.prefix.get("how") == "full", full.prefix
+        opening, rest = _printed(full, 0)[0], _printed(full, 1)[0]
+        assert rest.startswith("rest " + opening.split(" ", 1)[1] + f" {w.uid} ")
