@@ -106,6 +106,10 @@ def N_(message: str) -> str:
     return message
 
 
+# TRANSLATORS: what separates the items of a list that themselves contain commas (a full-width semicolon in Chinese).
+LIST_SEPARATOR = N_("; ")
+
+
 def gettext(message: str) -> str:
     """`message` in the learner's language (itself where the catalog has no translation)."""
     return translations(language()).gettext(message) if message else message

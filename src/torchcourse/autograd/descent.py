@@ -24,6 +24,7 @@ from matplotlib.collections import LineCollection
 from matplotlib.figure import Figure
 
 from torchcourse.i18n import N_
+from torchcourse.i18n import gettext as _
 from torchcourse.widgets import Explorer, figure_and_axes
 
 
@@ -75,25 +76,36 @@ def run(surface: str, lr: float, momentum: float, steps: int, zero_grad: bool) -
 
 
 def _verdict(surface: str, good: list, bad: list | None, final: Callable, ran_away: Callable) -> str:
-    """What happened, blaming the missing zero_grad only for what the correct run does not share."""
+    """What happened, blaming the missing zero_grad only for what the correct run does not share.
+
+    In the learner's language: whole sentences with named placeholders; a sentence that follows another
+    starts with its space, so a language that needs none can drop it. The surface keeps its English name,
+    as the drop-down shows it.
+    """
+    def loss(path):
+        return f"{final(path):.3g}"
+
     if ran_away(good):
         if bad is not None and ran_away(bad):
-            return (f"Both runs ran away: with zero_grad after {len(good) - 1} steps (loss {final(good):.3g}), without "
-                    f"it after {len(bad) - 1} (loss {final(bad):.3g}). The step size is too large for the {surface}, "
-                    f"with or without zero_grad: try a smaller one.")
-        msg = (f"With zero_grad: ran away after {len(good) - 1} steps (loss {final(good):.3g}): this step size is "
-               f"too large for the {surface} even with zero_grad.")
-        return msg if bad is None else msg + f" Without it: loss {final(bad):.3g}."
-    msg = f"With zero_grad: loss {final(good):.3g} after {len(good) - 1} steps."
+            return _("Both runs ran away: with zero_grad after {good_steps} steps (loss {good_loss}), without it "
+                     "after {bad_steps} (loss {bad_loss}). The step size is too large for the {surface}, with or "
+                     "without zero_grad: try a smaller one.").format(
+                good_steps=len(good) - 1, good_loss=loss(good), bad_steps=len(bad) - 1, bad_loss=loss(bad),
+                surface=surface)
+        msg = _("With zero_grad: ran away after {steps} steps (loss {loss}): this step size is too large for the "
+                "{surface} even with zero_grad.").format(steps=len(good) - 1, loss=loss(good), surface=surface)
+        return msg if bad is None else msg + _(" Without it: loss {loss}.").format(loss=loss(bad))
+    msg = _("With zero_grad: loss {loss} after {steps} steps.").format(loss=loss(good), steps=len(good) - 1)
     if bad is None:
         return msg
     if ran_away(bad):
-        return msg + (f" Without it: ran away after {len(bad) - 1} steps (loss {final(bad):.3g}): the stale "
-                      f"gradients kept adding up, so the steps kept growing.")
-    msg += f" Without it: loss {final(bad):.3g}; each step used the sum of every gradient so far"
+        return msg + _(" Without it: ran away after {steps} steps (loss {loss}): the stale gradients kept adding up, "
+                       "so the steps kept growing.").format(steps=len(bad) - 1, loss=loss(bad))
     if final(bad) < final(good):
-        return msg + " (lower here: that sum acts like momentum, which happens to help this run)."
-    return msg + "."
+        return msg + _(" Without it: loss {loss}; each step used the sum of every gradient so far (lower here: that "
+                       "sum acts like momentum, which happens to help this run).").format(loss=loss(bad))
+    return msg + _(" Without it: loss {loss}; each step used the sum of every gradient so far.").format(
+        loss=loss(bad))
 
 
 def descend(surface: str = "elongated bowl", lr: float = 0.1, momentum: float = 0.0, steps: int = 30,

@@ -39,6 +39,7 @@ from torch.overrides import TorchFunctionMode
 
 from torchcourse.autograd.textpaths import patch, place
 from torchcourse.i18n import N_
+from torchcourse.i18n import gettext as _
 from torchcourse.widgets import Explorer, figure_and_axes
 
 #: Expressions offered by the explorer's box (any other can be typed).
@@ -94,7 +95,8 @@ class GraphState:
     step: int  # how many steps the drawing shows as done (0: before backward)
     grads: dict  # leaf name -> its gradient after the full backward, as text
     positions: dict  # node id -> (x, y)
-    message: str
+    message: str  # the caption, in the learner's language
+    figure_text: str = ""  # what the figure says when there is no graph: English, as all figure text
 
     @property
     def ok(self) -> bool:
@@ -149,7 +151,7 @@ def walk(out: torch.Tensor) -> tuple[list, list[GEdge]]:
     i = 0
     while i < len(order):
         fn = order[i]
-        for slot, (nxt, _) in enumerate(fn.next_functions):
+        for slot, (nxt, _input_nr) in enumerate(fn.next_functions):
             if nxt is None:
                 continue
             if nxt not in index:
@@ -193,13 +195,16 @@ def trace(out: torch.Tensor, leaves: dict[str, torch.Tensor], *, step: int | Non
     if not fns:
         name = next((k for k, t in leaves.items() if t is out), None)
         if out.requires_grad and out.is_leaf:
-            return GraphState(expression, (), (), (), 0, {}, {}, f"{name or 'This tensor'} is a leaf: nothing was "
-                              "computed from it, so there is no graph to walk.")
-        return GraphState(expression, (), (), (), 0, {}, {}, "This result has no grad_fn: no input requires grad, "
-                          "so PyTorch recorded nothing.")
+            if name is None:
+                return _failed(expression, N_("This tensor is a leaf: nothing was computed from it, so there is no "
+                                              "graph to walk."))
+            return _failed(expression, N_("{name} is a leaf: nothing was computed from it, so there is no graph to "
+                                          "walk."), name=name)
+        return _failed(expression, N_("This result has no grad_fn: no input requires grad, so PyTorch recorded "
+                                      "nothing."))
     if len(fns) > MAX_NODES:
-        return GraphState(expression, (), (), (), 0, {}, {}, f"The graph has {len(fns)} nodes; the explorer "
-                          f"draws at most {MAX_NODES}.")
+        return _failed(expression, N_("The graph has {nodes} nodes; the explorer draws at most {most}."),
+                       nodes=len(fns), most=MAX_NODES)
     depth = _depths(len(fns), edges)
     names = {id(t): k for k, t in leaves.items()}
     nodes = []
@@ -253,23 +258,39 @@ def summed(parts: list[str], total: str) -> str:
 
 
 def _message(nodes, edges, steps, step, grads) -> str:
+    """The caption, in the learner's language: whole sentences with named placeholders; a sentence that
+    follows another starts with its space, so a language that needs none can drop it."""
     n_leaf = sum(1 for n in nodes if n.leaf)
-    head = f"{len(nodes)} nodes ({n_leaf} AccumulateGrad), {len(edges)} edges. "
+    head = _("{nodes} nodes ({leaves} AccumulateGrad), {edges} edges.").format(
+        nodes=len(nodes), leaves=n_leaf, edges=len(edges))
     if step == 0:
-        return head + "Before backward: move the step slider to run the engine one node at a time."
+        return head + _(" Before backward: move the step slider to run the engine one node at a time.")
     s = steps[step - 1]
     node = nodes[s.node]
     parts = _parts(steps, edges, step - 1, s.node)
-    text = head + f"Step {step}/{len(steps)}: {node.name} received {summed(parts, s.received)}"
-    if len(parts) > 1:
-        text += f" (the engine summed the {len(parts)} contributions before running the node)"
+    values = dict(step=step, total=len(steps), node=node.name, received=summed(parts, s.received), count=len(parts))
     if node.leaf:
-        text += f" and accumulated it into {node.leaf}.grad."
+        sentence = (N_(" Step {step}/{total}: {node} received {received} (the engine summed the {count} "
+                       "contributions before running the node) and accumulated it into {leaf}.grad.")
+                    if len(parts) > 1 else
+                    N_(" Step {step}/{total}: {node} received {received} and accumulated it into {leaf}.grad."))
+        values["leaf"] = node.leaf
     else:
-        text += ", and sent " + (", ".join(g for _, g in s.sent) or "nothing") + " on."
+        sentence = (N_(" Step {step}/{total}: {node} received {received} (the engine summed the {count} "
+                       "contributions before running the node), and sent {sent} on.")
+                    if len(parts) > 1 else
+                    N_(" Step {step}/{total}: {node} received {received}, and sent {sent} on."))
+        values["sent"] = ", ".join(g for _k, g in s.sent) or _("nothing")
+    text = head + _(sentence).format(**values)
     if step == len(steps):
-        text += " Done: " + ", ".join(f"{k}.grad = {v}" for k, v in grads.items()) + "."
+        text += _(" Done: {grads}.").format(grads=", ".join(f"{k}.grad = {v}" for k, v in grads.items()))
     return text
+
+
+def _failed(typed: str, sentence: str, **values) -> GraphState:
+    """A state without a graph for the ``typed`` expression: ``sentence`` (marked N_) as the caption in the
+    learner's language, and in English for the figure."""
+    return GraphState(typed, (), (), (), 0, {}, {}, _(sentence).format(**values), sentence.format(**values))
 
 
 def arrivals(state: GraphState) -> dict[int, list[str]]:
@@ -375,31 +396,33 @@ def record(expression: str, x: float = 2.0, y: float = 3.0, step: int | None = N
     try:
         tree = _check_expression(expression)
     except (SyntaxError, ValueError) as exc:
-        return GraphState(expression, (), (), (), 0, {}, {},
-                          f"Could not read {expression!r}: {exc}. Write an expression in x and y, such as x * y + x.")
+        return _failed(expression, N_("Could not read {expression}: {error}. Write an expression in x and y, such "
+                                      "as x * y + x."), expression=repr(expression), error=exc)
     xt = torch.tensor(float(x), dtype=torch.float64, requires_grad=True)
     yt = torch.tensor(float(y), dtype=torch.float64, requires_grad=True)
     constants = _Constants()
     try:
         body = constants.visit(tree.body)
     except (ArithmeticError, ValueError) as exc:
-        return GraphState(expression, (), (), (), 0, {}, {},
-                          f"Python could not compute a part of {expression!r} without x or y: {exc}.")
+        return _failed(expression, N_("Python could not compute a part of {expression} without x or y: {error}."),
+                       expression=repr(expression), error=exc)
     code = compile(ast.fix_missing_locations(ast.Expression(body=body)), "<expression>", "eval")
     names = {"x": xt, "y": yt, **FUNCTIONS, **constants.numbers}
     try:
         with recording() as values:
             out = eval(code, {"__builtins__": {}}, names)  # only the names checked above
     except (RuntimeError, TypeError, ValueError, ZeroDivisionError) as exc:
-        return GraphState(expression, (), (), (), 0, {}, {}, f"PyTorch could not evaluate {expression!r}: {exc}")
+        return _failed(expression, N_("PyTorch could not evaluate {expression}: {error}"),
+                       expression=repr(expression), error=exc)
     if not isinstance(out, torch.Tensor):
-        return GraphState(expression, (), (), (), 0, {}, {}, "The expression does not use x or y.")
+        return _failed(expression, N_("The expression does not use x or y."))
     used = {k: t for k, t in (("x", xt), ("y", yt))
             if t is out or any(getattr(f, "variable", None) is t for f in walk(out)[0])}
     state = trace(out, used, step=step, values=values, expression=expression)
     if state.ok and not math.isfinite(float(out.detach())):
         return GraphState(expression, state.nodes, state.edges, state.steps, state.step, state.grads,
-                          state.positions, f"The value is {float(out.detach())} at x={x}, y={y}. " + state.message)
+                          state.positions, _("The value is {value} at x={x}, y={y}. ").format(
+                              value=float(out.detach()), x=x, y=y) + state.message)
     return state
 
 
@@ -478,7 +501,7 @@ def draw_graph(state: GraphState, ax=None) -> Figure:
     ax.set_yticks([])
     ax.axis("off")
     if not state.ok:
-        ax.text(0.5, 0.5, state.message, ha="center", va="center", wrap=True, transform=ax.transAxes)
+        ax.text(0.5, 0.5, state.figure_text, ha="center", va="center", wrap=True, transform=ax.transAxes)
         return fig
     got = arrivals(state)
     done = {s.node for s in state.steps[: state.step]}

@@ -28,6 +28,7 @@ from matplotlib.transforms import Affine2D
 from torchcourse.autograd.textpaths import patch, place
 from torchcourse.figure_text import GREY_ON_WHITE, text_colour_on
 from torchcourse.i18n import N_
+from torchcourse.i18n import gettext as _
 from torchcourse.widgets import Explorer, figure_and_axes
 
 _W = torch.tensor([[1.0, -2.0, 0.5], [0.0, 1.5, -1.0]], dtype=torch.float64)
@@ -89,18 +90,20 @@ def explore(function: str, v_text: str) -> JacobianState:
     base = dict(function=function, x=tuple(point), y=y, jacobian=jac, inputs=tuple(ins), outputs=tuple(outs))
     try:
         v = parse_vector(v_text)
-    except ValueError as exc:
-        return JacobianState(v=None, vjp=None, message=f"{exc}.", **base)
+    except ValueError:
+        return JacobianState(v=None, vjp=None, **base, message=_(
+            "could not read {text} as numbers: write them as 1, 0, 0.").format(text=repr(v_text)))
     if len(v) != len(outs):
-        return JacobianState(v=None, vjp=None, message=f"v must have one entry per output: {len(outs)} numbers "
-                             f"(it has {len(v)}), because backward(v) weighs each output's gradient by v.", **base)
+        return JacobianState(v=None, vjp=None, **base, message=_(
+            "v must have one entry per output: {outputs} numbers (it has {given}), because backward(v) weighs each "
+            "output's gradient by v.").format(outputs=len(outs), given=len(v)))
     xg = torch.tensor(point, dtype=torch.float64, requires_grad=True)
     f(xg).backward(torch.tensor(v, dtype=torch.float64))
     vjp = tuple(xg.grad.tolist())
-    msg = (f"y.backward(v) left x.grad = v^T J = [{', '.join(f'{g:.3g}' for g in vjp)}]: one backward pass, one "
-           f"weighted sum of J's rows. The full {len(outs)}x{len(ins)} Jacobian costs {len(outs)} VJPs, one per "
-           f"output row (jacrev batches them into one vmapped pass; autograd.functional.jacobian loops), or "
-           f"{len(ins)} JVPs, one per input column (jacfwd).")
+    msg = _("y.backward(v) left x.grad = v^T J = [{vjp}]: one backward pass, one weighted sum of J's rows. The full "
+            "{m}x{n} Jacobian costs {m} VJPs, one per output row (jacrev batches them into one vmapped pass; "
+            "autograd.functional.jacobian loops), or {n} JVPs, one per input column (jacfwd).").format(
+        vjp=", ".join(f"{g:.3g}" for g in vjp), m=len(outs), n=len(ins))
     return JacobianState(v=v, vjp=vjp, message=msg, **base)
 
 

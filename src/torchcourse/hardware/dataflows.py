@@ -36,8 +36,9 @@ import math
 import torch
 
 from torchcourse.hardware import systolic
+from torchcourse.i18n import N_
 
-DATAFLOWS = {"ws": "weight-stationary", "os": "output-stationary", "is": "input-stationary"}
+DATAFLOWS = {"ws": N_("weight-stationary"), "os": N_("output-stationary"), "is": N_("input-stationary")}
 
 
 def _tiles(dataflow: str, m: int, k: int, n: int, rows: int, cols: int) -> int:

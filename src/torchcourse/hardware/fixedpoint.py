@@ -21,6 +21,7 @@ from torchcourse.figure_text import WIDE_FIGURE_PT as TEXT_PT
 from torchcourse.hardware.npu import SIGMOID_KNOTS, nfu3_sigmoid
 from torchcourse.hardware.numerics import _from_fixed, _to_fixed, bit_pattern, q_range
 from torchcourse.i18n import N_
+from torchcourse.i18n import gettext as _
 from torchcourse.widgets import Explorer, fits_canvas
 
 TOTAL_BITS = 16
@@ -61,12 +62,16 @@ def fixed_point_view(int_bits: int, value: float) -> FixedView:
         pwl = _from_fixed(nfu3_sigmoid(codes, frac, SIGMOID_KNOTS), frac).numpy()
     else:
         pwl = np.full(len(_SIGMOID_X), np.nan)
-    msg = (f"Q{int_bits}.{frac} (1 sign, {int_bits} integer, {frac} fraction bits): range [{lo:g}, {hi:g}], "
-           f"step {step:g}. {value:g} -> code {code} = {rep:.6g}, error {rep - value:+.3g}")
-    if overflow:
-        msg += f"; out of range: saturated to {rep:g} (without saturation it would wrap to {wrapped_code * step:g})"
+    sentence = (N_("Q{int_bits}.{frac} (1 sign, {int_bits} integer, {frac} fraction bits): range [{lo}, {hi}], step "
+                   "{step}. {value} -> code {code} = {represented}, error {error}; out of range: saturated to "
+                   "{saturated} (without saturation it would wrap to {wrapped}).") if overflow else
+                N_("Q{int_bits}.{frac} (1 sign, {int_bits} integer, {frac} fraction bits): range [{lo}, {hi}], step "
+                   "{step}. {value} -> code {code} = {represented}, error {error}."))
+    msg = _(sentence).format(int_bits=int_bits, frac=frac, lo=f"{lo:g}", hi=f"{hi:g}", step=f"{step:g}",
+                             value=f"{value:g}", code=code, represented=f"{rep:.6g}", error=f"{rep - value:+.3g}",
+                             saturated=f"{rep:g}", wrapped=f"{wrapped_code * step:g}")
     return FixedView(int_bits, frac, float(value), code, bit_pattern(code), rep, rep - value, overflow,
-                     wrapped_code * step, lo, hi, step, _SIGMOID_X.numpy(), pwl, msg + ".")
+                     wrapped_code * step, lo, hi, step, _SIGMOID_X.numpy(), pwl, msg)
 
 
 _BIT_COLOURS = {"sign": "#c44e52", "int": "#4c72b0", "frac": "#55a868"}

@@ -24,7 +24,8 @@ import numpy as np
 import torch
 from matplotlib.figure import Figure
 
-from torchcourse.i18n import N_
+from torchcourse.i18n import LIST_SEPARATOR, N_
+from torchcourse.i18n import gettext as _
 from torchcourse.widgets import Explorer, figure_and_axes, fits_canvas
 
 # --------------------------------------------------------------------------- measuring this machine
@@ -76,7 +77,7 @@ def _rates(work: float, fn, samples: int, window: float) -> Measurement:
         raise ValueError(f"need at least one sample and a positive window; got {samples} and {window}")
     fn()                                                       # warm-up: first-touch pages, pick kernels
     rates = []
-    for _ in range(samples):
+    for _sample in range(samples):
         calls = 0
         t0 = time.perf_counter()
         while True:
@@ -298,7 +299,7 @@ def roofline_point(operation: str, n: int, dtype: str, cpu: Machine | None = Non
     machines = ([cpu] if cpu else []) + PUBLISHED
     if dtype not in DTYPES or operation not in OPERATIONS or n < 1:
         return RooflineState(operation, n, dtype, 0, 0, 0.0, None, machines, {},
-                             "Choose an operation, n >= 1 and a dtype.")
+                             _("Choose an operation, n >= 1 and a dtype."))
     size = DTYPES[dtype]
     if operation == OPERATIONS[0]:
         ops, moved = _matmul_ops_bytes(n, n, n, size)
@@ -315,16 +316,24 @@ def roofline_point(operation: str, n: int, dtype: str, cpu: Machine | None = Non
         intensity = state.intensity_on(m)
         if dtype not in m.peak:
             att[m.name] = None
-            parts.append(f"{m.name}: no {dtype} figure")
+            parts.append(_("{machine}: no {dtype} figure").format(machine=m.name, dtype=dtype))
         elif intensity is None:
             att[m.name] = None
-            parts.append(f"{m.name}: no weights, so its per-weight-byte roofline does not apply")
+            parts.append(_("{machine}: no weights, so its per-weight-byte roofline does not apply").format(
+                machine=m.name))
         else:
             att[m.name] = _attainable(intensity, m.peak[dtype], m.bandwidth)
-            bound = "memory-bound" if intensity < m.ridge(dtype) else "compute-bound"
-            rule = f" at {intensity:.3g} op per weight byte" if m.weight_bytes_only else ""
-            parts.append(f"{m.name}: {att[m.name] / 1e12:.3g} T op/s ({bound}{rule})")
-    msg = f"{ops:.3g} ops over {moved:.3g} bytes: intensity {state.intensity:.3g} op/byte. " + "; ".join(parts)
+            memory_bound = intensity < m.ridge(dtype)
+            if m.weight_bytes_only:
+                part = (N_("{machine}: {rate} T op/s (memory-bound at {intensity} op per weight byte)") if memory_bound
+                        else N_("{machine}: {rate} T op/s (compute-bound at {intensity} op per weight byte)"))
+            else:
+                part = (N_("{machine}: {rate} T op/s (memory-bound)") if memory_bound
+                        else N_("{machine}: {rate} T op/s (compute-bound)"))
+            parts.append(_(part).format(machine=m.name, rate=f"{att[m.name] / 1e12:.3g}", intensity=f"{intensity:.3g}"))
+    msg = _("{ops} ops over {bytes} bytes: intensity {intensity} op/byte. {machines}").format(
+        ops=f"{ops:.3g}", bytes=f"{moved:.3g}", intensity=f"{state.intensity:.3g}",
+        machines=_(LIST_SEPARATOR).join(parts))
     return RooflineState(operation, n, dtype, ops, moved, state.intensity, state.weight_intensity, machines, att, msg)
 
 

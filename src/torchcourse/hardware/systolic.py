@@ -41,6 +41,7 @@ from matplotlib.figure import Figure
 
 from torchcourse.figure_text import text_colour_on
 from torchcourse.i18n import N_
+from torchcourse.i18n import gettext as _
 from torchcourse.widgets import Explorer, figure_and_axes, fits_canvas
 
 PE = Callable[[torch.Tensor, torch.Tensor, torch.Tensor], tuple[torch.Tensor, torch.Tensor]]
@@ -183,9 +184,9 @@ def measure_throughput(rows: int = 64, cols: int = 64, m: int = 128, repeats: in
     x = torch.randint(-128, 128, (m, rows), generator=g, dtype=torch.int8)
     w = torch.randint(-128, 128, (rows, cols), generator=g, dtype=torch.int8)
     best = float("inf")
-    for _ in range(repeats):
+    for _repeat in range(repeats):
         t0 = time.perf_counter()
-        _, cycles = systolic_matmul(x, w, rows, cols)
+        _product, cycles = systolic_matmul(x, w, rows, cols)
         best = min(best, time.perf_counter() - t0)
     return {"macs_per_s": m * rows * cols / best, "cycles_per_s": cycles / best, "seconds": best}
 
@@ -220,7 +221,7 @@ class _Cache:
 _cache = _Cache()
 _CMAP = matplotlib.colormaps["coolwarm"]
 #: What each dataflow keeps in the PEs, and which of M, K, N one tile may hold (the others stream).
-_HELD = {"ws": ("weights", "k", "n"), "os": ("outputs", "m", "n"), "is": ("inputs", "k", "m")}
+_HELD = {"ws": (N_("weights"), "k", "n"), "os": (N_("outputs"), "m", "n"), "is": (N_("inputs"), "k", "m")}
 
 
 def _example(m: int, k: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -236,7 +237,8 @@ def _whole_product_cycles(rows: int, cols: int, m: int, k: int, n: int) -> str:
     shares = dataflows.compare_dataflows(m, k, n, rows, cols)
     best = max(shares, key=lambda f: shares[f]["utilisation"])
     listed = ", ".join(f"{f.upper()} {c['utilisation']:.0%}" for f, c in shares.items())
-    return f"Whole product, any size, PEs busy: {listed}; fewest cycles: {dataflows.DATAFLOWS[best]}."
+    return _("Whole product, any size, PEs busy: {listed}; fewest cycles: {best}.").format(
+        listed=listed, best=_(dataflows.DATAFLOWS[best]))
 
 
 def _record(rows: int, cols: int, m: int, k: int, n: int, dataflow: str) -> tuple[int, list]:
@@ -267,9 +269,10 @@ def systolic_frame(rows: int, cols: int, m: int, k: int, n: int, cycle: int, dat
     sizes = {"m": m, "k": k, "n": n}
     if dataflow not in _HELD or min(rows, cols, m, k, n) < 1 or sizes[along_rows] > rows or sizes[along_cols] > cols:
         return Frame(rows, cols, m, k, n, 0, 0, empty, empty, empty.astype(bool), 0,
-                     f"The animator shows one tile: {dataflow!r} holds {held} in the PEs, so choose "
-                     f"1 <= {along_rows.upper()} <= rows ({rows}), 1 <= {along_cols.upper()} <= cols ({cols}), "
-                     "and the other sizes >= 1.", dataflow)
+                     _("The animator shows one tile: {dataflow} holds {held} in the PEs, so choose 1 <= {along_rows} "
+                       "<= rows ({rows}), 1 <= {along_cols} <= cols ({cols}), and the other sizes >= 1.").format(
+                         dataflow=repr(dataflow), held=_(held), along_rows=along_rows.upper(), rows=rows,
+                         along_cols=along_cols.upper(), cols=cols), dataflow)
     key = (rows, cols, m, k, n, dataflow)
     if _cache.key != key:
         _cache.key = key
@@ -287,10 +290,13 @@ def systolic_frame(rows: int, cols: int, m: int, k: int, n: int, cycle: int, dat
         busy = (t - i - j >= 0) & (t - i - j < streamed) & (i < k) & (j < across)
         leave = np.arange(streamed)[:, None] + (rows - 1) + np.arange(across)[None, :]
         done = int((leave <= t).sum())
-    load = " (no load: each sum starts at zero in place)" if dataflow == "os" else f" (plus {rows} load cycles)"
-    msg = (f"{dataflow.upper()}, stream cycle {t + 1} of {steps}{load}: {int(busy.sum())} of {rows * cols} PEs busy; "
-           f"{done} of {m * n} results {'complete' if dataflow == 'os' else 'out'}. "
-           + _whole_product_cycles(rows, cols, m, k, n))
+    sentence = (N_("{dataflow}, stream cycle {cycle} of {steps} (no load: each sum starts at zero in place): {busy} of "
+                   "{pes} PEs busy; {done} of {results} results complete. {whole_product}") if dataflow == "os" else
+                N_("{dataflow}, stream cycle {cycle} of {steps} (plus {rows} load cycles): {busy} of {pes} PEs busy; "
+                   "{done} of {results} results out. {whole_product}"))
+    msg = _(sentence).format(dataflow=dataflow.upper(), cycle=t + 1, steps=steps, rows=rows, busy=int(busy.sum()),
+                             pes=rows * cols, done=done, results=m * n,
+                             whole_product=_whole_product_cycles(rows, cols, m, k, n))
     return Frame(rows, cols, m, k, n, t, steps, a_in.numpy(), p.numpy(), busy, done, msg, dataflow)
 
 

@@ -31,6 +31,7 @@ from matplotlib.figure import Figure
 
 from torchcourse.figure_text import WIDE_FIGURE_PT as TEXT_PT
 from torchcourse.i18n import N_
+from torchcourse.i18n import gettext as _
 from torchcourse.parallel.costs import GRAD_BYTES, INTER_NODE, LINKS, OPTIM_BYTES, PARAM_BYTES
 from torchcourse.parallel.redraw import Fixed, agg_figure, pin_label
 from torchcourse.widgets import Explorer, fits_canvas
@@ -63,7 +64,8 @@ class Plan:
     sent: tuple[float, ...]               # bytes each device sends per step
     segments: tuple[Segment, ...]
     analogy: str
-    message: str
+    message: str  # the caption, in the learner's language
+    figure_message: str = ""  # the same sentence in English, for the figure's title (all figure text is English)
 
     def total(self, d: int) -> float:
         return sum(self.memory[d].values())
@@ -108,9 +110,10 @@ def plan(params_b: float, batch: int, devices: int, strategy: str, link: str = "
     p, g, o = PARAM_BYTES * psi, GRAD_BYTES * psi, OPTIM_BYTES * psi
     grads = g
     memory, sent, segs = [], [], []
-    msg = ""
+    said: tuple[str, dict] | None = None  # the plan's sentence (marked N_) and its values
     if n > batch and strategy in ("DataParallel", "DDP", "ZeRO-1", "ZeRO-2", "FSDP (ZeRO-3)"):
-        msg = f"A batch of {batch} cannot give each of {n} devices a sample: some devices would idle."
+        said = (N_("A batch of {batch} cannot give each of {devices} devices a sample: some devices would idle."),
+                dict(batch=batch, devices=n))
     if strategy == "single device":
         memory.append(dict(parameters=p, gradients=g, optimizer=o, activations=batch * act_sample))
         sent.append(0.0)
@@ -150,7 +153,8 @@ def plan(params_b: float, batch: int, devices: int, strategy: str, link: str = "
             c = compute / n
             segs.append(Segment(d, "compute", d * c, (d + 1) * c, "forward + backward (no micro-batches)"))
         if n > 1:
-            msg = msg or f"Without micro-batches each stage idles {(n - 1) / n:.0%} of the step: the pipeline bubble."
+            said = said or (N_("Without micro-batches each stage idles {share} of the step: the pipeline bubble."),
+                            dict(share=f"{(n - 1) / n:.0%}"))
     elif strategy == "tensor":
         per_ar = batch * TOKENS * h * 2.0
         traffic = 4 * LAYERS * _ring_bytes(per_ar, n)
@@ -165,9 +169,12 @@ def plan(params_b: float, batch: int, devices: int, strategy: str, link: str = "
     else:
         raise ValueError(f"unknown strategy {strategy!r}")
     fullest = max(sum(m.values()) for m in memory)
-    if not msg and fullest > CAPACITY_GB * 1e9:
-        msg = f"{fullest / 1e9:.0f} GB on the fullest device: more than an {CAPACITY_GB:.0f} GB GPU holds."
-    return Plan(strategy, n, tuple(memory), tuple(sent), tuple(segs), analogy(n), msg)
+    if not said and fullest > CAPACITY_GB * 1e9:
+        said = (N_("{used} GB on the fullest device: more than an {capacity} GB GPU holds."),
+                dict(used=f"{fullest / 1e9:.0f}", capacity=f"{CAPACITY_GB:.0f}"))
+    sentence, values = said or ("", {})
+    return Plan(strategy, n, tuple(memory), tuple(sent), tuple(segs), analogy(n), _(sentence).format(**values),
+                sentence.format(**values))
 
 
 def _rect(x0: float, y0: float, x1: float, y1: float) -> list[tuple[float, float]]:
@@ -279,7 +286,7 @@ class PlanFigure:
         self.ax_time.set_ylim(n - 0.1, -0.15)
         self.ax_time.set_title(plan_.analogy, fontsize=9, y=1.0)
         if self.own:
-            self.suptitle.set_text("\n".join(textwrap.wrap(plan_.message, 110)))  # a long one stays on the canvas
+            self.suptitle.set_text("\n".join(textwrap.wrap(plan_.figure_message, 110)))  # stays on the canvas
         return self.figure
 
 

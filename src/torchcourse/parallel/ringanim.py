@@ -21,6 +21,7 @@ from matplotlib.figure import Figure
 
 from torchcourse.figure_text import text_colour_on
 from torchcourse.i18n import N_
+from torchcourse.i18n import gettext as _
 from torchcourse.parallel.redraw import Fixed, agg_figure
 from torchcourse.parallel.ring import chunk_bounds, schedule
 from torchcourse.widgets import Explorer, fits_canvas
@@ -40,7 +41,7 @@ def ring_frame(ranks: int = 4, step: int = 0, numel: int = 1024, itemsize: int =
     n = ranks
     if n < 2:
         return RingFrame(n, 0, "done", ((1,),) * max(n, 1), (),
-                         "With one rank there is nothing to send: the tensor is already the sum.")
+                         _("With one rank there is nothing to send: the tensor is already the sum."))
     total = 2 * (n - 1)
     asked = step
     step = max(0, min(step, total))
@@ -59,19 +60,25 @@ def ring_frame(ranks: int = 4, step: int = 0, numel: int = 1024, itemsize: int =
             link[src] += (bounds[c][1] - bounds[c][0]) * itemsize
         msgs = tuple(now)
     counts = tuple(tuple(len(o) for o in row) for row in owners)
+    # The caption, in the learner's language; a sentence that follows another starts with its space, so a
+    # language that needs none can drop it.
     if step == 0:
-        phase, text = "start", f"Each of {n} ranks holds its own tensor, cut into {n} chunks."
+        phase, text = "start", _("Each of {ranks} ranks holds its own tensor, cut into {ranks} chunks.").format(ranks=n)
     elif step <= n - 1:
         phase = "reduce-scatter"
-        text = f"Reduce-scatter step {step} of {n - 1}: each rank adds the chunk it received into its own."
+        text = _("Reduce-scatter step {step} of {steps}: each rank adds the chunk it received into its own.").format(
+            step=step, steps=n - 1)
     else:
         phase = "all-gather"
-        text = f"All-gather step {step - n + 1} of {n - 1}: finished chunks are copied around the ring."
+        text = _("All-gather step {step} of {steps}: finished chunks are copied around the ring.").format(
+            step=step - n + 1, steps=n - 1)
     per_rank = 2 * (n - 1) * numel * itemsize / n
-    text += (f" Bytes on the busiest link so far: {max(link)}; a whole ring sends 2(N-1)/N of {numel * itemsize}"
-             f" = {per_rank:.0f} bytes per link on average (with unequal chunks some links carry a few more).")
+    text += _(" Bytes on the busiest link so far: {busiest}; a whole ring sends 2(N-1)/N of {total_bytes} = "
+              "{per_link} bytes per link on average (with unequal chunks some links carry a few more).").format(
+        busiest=max(link), total_bytes=numel * itemsize, per_link=f"{per_rank:.0f}")
     if asked > total:
-        text += f" (The ring is done after {total} steps; step {asked} shows the end.)"
+        text += _(" (The ring is done after {total} steps; step {asked} shows the end.)").format(total=total,
+                                                                                              asked=asked)
     return RingFrame(n, step, phase, counts, msgs, text)
 
 

@@ -26,6 +26,7 @@ from matplotlib.figure import Figure
 from matplotlib.transforms import ScaledTranslation
 
 from torchcourse.i18n import N_
+from torchcourse.i18n import gettext as _
 from torchcourse.parallel.redraw import Fixed, agg_figure, pin_label
 from torchcourse.widgets import Explorer, fits_canvas
 
@@ -73,9 +74,10 @@ def timeline(buckets: int = 4, devices: int = 4, comm: float = 0.8) -> Timeline:
              Bar("DP device 0", "optimizer", reduce_end, reduce_end + 0.2)]
     ddp_step, dp_step = ddp_end + 0.2, reduce_end + 0.2
     hidden = FORWARD + BACKWARD + ring + 0.2 - ddp_step
-    msg = (f"DDP with {buckets} bucket(s): step {ddp_step:.2f}; {hidden:.2f} of the {ring:.2f} of communication "
-           f"hidden behind backward. DataParallel on {devices} devices: step {dp_step:.2f} (a model, in units "
-           "of one forward pass).")
+    msg = _("DDP with {buckets} bucket(s): step {ddp_step}; {hidden} of the {ring} of communication hidden behind "
+            "backward. DataParallel on {devices} devices: step {dp_step} (a model, in units of one forward pass)."
+            ).format(buckets=buckets, ddp_step=f"{ddp_step:.2f}", hidden=f"{hidden:.2f}", ring=f"{ring:.2f}",
+                     devices=devices, dp_step=f"{dp_step:.2f}")
     return Timeline(buckets, devices, tuple(bars), ddp_step, dp_step, msg)
 
 

@@ -27,7 +27,8 @@ from matplotlib.colors import to_rgba
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-from torchcourse.i18n import N_
+from torchcourse.i18n import LIST_SEPARATOR, N_
+from torchcourse.i18n import gettext as _
 from torchcourse.widgets import Explorer, figure_and_axes
 
 #: The explorer draws at most this many dimensions (the rules themselves have no limit).
@@ -64,7 +65,9 @@ class BroadcastState:
     failing_dims: tuple[int, ...]  # counted from the right, the rightmost first
     strides_a: tuple[int, ...] | None  # strides of a contiguous ``a`` expanded to the result
     strides_b: tuple[int, ...] | None
-    message: str
+    message: str  # the caption, in the learner's language
+    figure_text: str = ""  # what the figure says instead of a drawing ("bad input"): English, as all figure text
+
 
     @property
     def ok(self) -> bool:
@@ -119,14 +122,15 @@ def _ok_message(a: tuple[int, ...], b: tuple[int, ...], columns: list[Column], r
         for c in columns:
             if c.stretched_a if name == "a" else c.stretched_b:
                 size = c.size_a if name == "a" else c.size_b
-                how = "missing" if size is None else "size 1"
-                parts.append(f"{name} along dimension {c.dim} ({how}, read {c.size_out} times)")
+                how = (N_("{name} along dimension {dim} (missing, read {times} times)") if size is None
+                       else N_("{name} along dimension {dim} (size 1, read {times} times)"))
+                parts.append(_(how).format(name=name, dim=c.dim, times=c.size_out))
     if parts:
-        detail = "Stretched with stride 0, nothing copied: " + "; ".join(parts) + "."
+        detail = _("Stretched with stride 0, nothing copied: {parts}.").format(parts=_(LIST_SEPARATOR).join(parts))
     else:
-        detail = "Nothing is stretched."
-    return (f"{_fmt(a)} and {_fmt(b)} broadcast to {_fmt(result)}. {detail} "
-            f"Only the result's {math.prod(result)} elements are new memory.")
+        detail = _("Nothing is stretched.")
+    return _("{a} and {b} broadcast to {result}. {detail} Only the result's {count} elements are new memory."
+             ).format(a=_fmt(a), b=_fmt(b), result=_fmt(result), detail=detail, count=math.prod(result))
 
 
 def broadcast(a: tuple[int, ...], b: tuple[int, ...]) -> BroadcastState:
@@ -151,11 +155,12 @@ def broadcast(a: tuple[int, ...], b: tuple[int, ...]) -> BroadcastState:
     failing = tuple(c.dim for c in reversed(columns) if not c.ok)
     if failing:
         first = next(c for c in columns if c.dim == failing[0])
-        msg = (f"{_fmt(a)} and {_fmt(b)} cannot broadcast: at dimension {first.dim} (counting from the right) "
-               f"a has size {first.size_a} and b has size {first.size_b}; they differ and neither is 1. "
-               f"PyTorch's error calls it dimension {ndim + first.dim}, counting from the left of the result.")
+        msg = _("{a} and {b} cannot broadcast: at dimension {dim} (counting from the right) a has size {size_a} "
+                "and b has size {size_b}; they differ and neither is 1. PyTorch's error calls it dimension "
+                "{left}, counting from the left of the result.").format(
+            a=_fmt(a), b=_fmt(b), dim=first.dim, size_a=first.size_a, size_b=first.size_b, left=ndim + first.dim)
         if len(failing) > 1:
-            msg += " Also at dimension " + ", ".join(map(str, failing[1:])) + "."
+            msg += _(" Also at dimension {dims}.").format(dims=", ".join(map(str, failing[1:])))
         return BroadcastState("incompatible", a, b, tuple(columns), None, failing, None, None, msg)
     result = tuple(c.size_out for c in columns)
     return BroadcastState("ok", a, b, tuple(columns), result, (), _expanded_strides(a, result),
@@ -164,13 +169,18 @@ def broadcast(a: tuple[int, ...], b: tuple[int, ...]) -> BroadcastState:
 
 def explore(text_a: str, text_b: str) -> BroadcastState:
     """The explorer's core call: shapes as text in, a state out; unreadable text becomes a sentence."""
-    try:
-        a, b = parse_shape(text_a), parse_shape(text_b)
-    except ValueError as exc:
-        return BroadcastState("bad input", None, None, (), None, (), None, None, f"{exc}.")
+    shapes = []
+    for text in (text_a, text_b):
+        try:
+            shapes.append(parse_shape(text))
+        except ValueError as exc:
+            caption = _("could not read {text} as a shape: write sizes such as 3, 1.").format(text=repr(text))
+            return BroadcastState("bad input", None, None, (), None, (), None, None, caption, f"{exc}.")
+    a, b = shapes
     if max(len(a), len(b)) > MAX_NDIM:
-        return BroadcastState("bad input", a, b, (), None, (), None, None,
-                              f"The explorer draws at most {MAX_NDIM} dimensions; the rules are the same beyond.")
+        too_many = N_("The explorer draws at most {count} dimensions; the rules are the same beyond.")
+        return BroadcastState("bad input", a, b, (), None, (), None, None, _(too_many).format(count=MAX_NDIM),
+                              too_many.format(count=MAX_NDIM))
     return broadcast(a, b)
 
 
@@ -314,7 +324,8 @@ def draw_broadcast(state: BroadcastState, ax=None) -> Figure:
     ax.set_yticks([])
     ax.axis("off")
     if state.status == "bad input":
-        ax.text(0.5, 0.5, state.message, ha="center", va="center", fontsize=10, wrap=True, transform=ax.transAxes)
+        ax.text(0.5, 0.5, state.figure_text, ha="center", va="center", fontsize=10, wrap=True,
+                transform=ax.transAxes)
         return fig
     canvas = _Canvas(ax)
     _draw_table(canvas, state, 0.0)

@@ -30,6 +30,7 @@ from matplotlib.transforms import Affine2D
 
 from torchcourse.grading import shares_storage
 from torchcourse.i18n import N_
+from torchcourse.i18n import gettext as _
 from torchcourse.widgets import Explorer
 
 #: Shapes offered by the explorer's drop-down (the core accepts any shape of rank >= 1).
@@ -73,7 +74,7 @@ class Op:
     label: str
     expression: Callable[[torch.Tensor], str]  # source -> the code shown, e.g. "x[1:, ::2]"
     run: Callable[[torch.Tensor], torch.Tensor]
-    why_view: str
+    why_view: str  # marked N_: the caption shows it in the learner's language
     why_copy: str
 
 
@@ -87,35 +88,35 @@ def _perm_text(x: torch.Tensor) -> str:
 
 OPS: dict[str, Op] = {
     "slice": Op("slice", _slice_text, _slice,
-                "basic slicing only changes the shape, strides and offset; it reads the source's storage", ""),
+                N_("basic slicing only changes the shape, strides and offset; it reads the source's storage"), ""),
     "view": Op("view", lambda x: "x.view(-1)", lambda x: x.view(-1),
-               "view never copies: it reads the same storage with a new shape and strides", ""),
+               N_("view never copies: it reads the same storage with a new shape and strides"), ""),
     "reshape": Op("reshape", lambda x: "x.reshape(-1)", lambda x: x.reshape(-1),
-                  "the source's strides allow the new shape, so reshape returned a view",
-                  "no strides over the existing storage give this shape in row-major order, "
-                  "so reshape copied (as x.contiguous().view(-1) would)"),
+                  N_("the source's strides allow the new shape, so reshape returned a view"),
+                  N_("no strides over the existing storage give this shape in row-major order, "
+                  "so reshape copied (as x.contiguous().view(-1) would)")),
     "transpose": Op("transpose", lambda x: "x.transpose(-2, -1)" if x.ndim >= 2 else "x.transpose(0, 0)",
-                    _last_two_swapped, "transpose swaps two strides; no element moves", ""),
-    "permute": Op("permute", _perm_text, _rotate, "permute reorders the strides; no element moves", ""),
+                    _last_two_swapped, N_("transpose swaps two strides; no element moves"), ""),
+    "permute": Op("permute", _perm_text, _rotate, N_("permute reorders the strides; no element moves"), ""),
     "expand": Op("expand", lambda x: "x.unsqueeze(0).expand(2, *x.shape)", _expand,
-                 "the new dimension has stride 0, so both positions along it read the same storage cells: "
-                 "nothing is copied", ""),
+                 N_("the new dimension has stride 0, so both positions along it read the same storage cells: "
+                 "nothing is copied"), ""),
     "repeat": Op("repeat", lambda x: f"x.unsqueeze(0).repeat(2{', 1' * x.ndim})", _repeat_like_expand,
-                 "", "repeat writes every repetition into new memory (compare expand)"),
+                 "", N_("repeat writes every repetition into new memory (compare expand)")),
     "contiguous": Op("contiguous", lambda x: "x.contiguous()", lambda x: x.contiguous(),
-                     "x is already contiguous, so contiguous() returned x itself",
-                     "x is not contiguous, so contiguous() copied it into new row-major memory"),
+                     N_("x is already contiguous, so contiguous() returned x itself"),
+                     N_("x is not contiguous, so contiguous() copied it into new row-major memory")),
     "clone": Op("clone", lambda x: "x.clone()", lambda x: x.clone(),
-                "", "clone always allocates new memory (it keeps the strides of a dense source)"),
+                "", N_("clone always allocates new memory (it keeps the strides of a dense source)")),
     "advanced indexing": Op("advanced indexing", lambda x: f"x[torch.tensor([{len(x) - 1}, 0])]", _index,
-                            "", "indexing with an integer tensor gathers the chosen elements into new memory"),
+                            "", N_("indexing with an integer tensor gathers the chosen elements into new memory")),
     "0-dim tensor index": Op("0-dim tensor index", lambda x: f"x[torch.tensor({len(x) - 1})]", _index_0d,
-                             "a 0-dim integer tensor as the index counts as an int: basic indexing, so a view",
+                             N_("a 0-dim integer tensor as the index counts as an int: basic indexing, so a view"),
                              ""),
     "boolean mask": Op("boolean mask", lambda x: "x[x % 3 == 0]", lambda x: x[x % 3 == 0],
-                       "", "indexing with a boolean mask copies the selected elements into a new 1-D tensor"),
+                       "", N_("indexing with a boolean mask copies the selected elements into a new 1-D tensor")),
     "detach": Op("detach", lambda x: "x.detach()", lambda x: x.detach(),
-                 "detach shares the storage; it only leaves out the autograd history", ""),
+                 N_("detach shares the storage; it only leaves out the autograd history"), ""),
 }
 
 
@@ -197,9 +198,12 @@ def explore(shape: tuple[int, ...], op: str, layout: str = "contiguous") -> Memo
         reason = (f"{expression} raised RuntimeError: {str(exc).split('(')[0].strip()}. "
                   "No strides over x's storage walk its elements in row-major order; "
                   "reshape would copy instead, and so would x.contiguous().view(-1)")
+        message = _("<b>error</b>: {expression} raised RuntimeError: {error}. No strides over x's storage walk its "
+                    "elements in row-major order; reshape would copy instead, and so would x.contiguous().view(-1)."
+                    ).format(expression=expression, error=str(exc).split('(')[0].strip())
         return MemoryState(**common, result_shape=None, result_strides=None, result_offset=None,
                            result_values=None, result_contiguous=None, storage_indices=None,
-                           kind="error", reason=reason, message=f"<b>error</b>: {reason}.")
+                           kind="error", reason=reason, message=message)
     view = shares_storage(x, y)
     kind = "view" if view else "copy"
     reason = spec.why_view if view else spec.why_copy
@@ -207,8 +211,13 @@ def explore(shape: tuple[int, ...], op: str, layout: str = "contiguous") -> Memo
               "result_offset": y.storage_offset(), "result_values": tuple(int(v) for v in y.reshape(-1)),
               "result_contiguous": y.is_contiguous(),
               "storage_indices": element_positions(y) if view else None}
-    message = (f"<code>{expression}</code> is a <b>{kind}</b>: {reason}. "
-               f"Result shape {tuple(y.shape)}, strides {tuple(y.stride())}, offset {y.storage_offset()}.")
+    # One sentence per verdict, so a translation can word each as its language needs.
+    verdict = (N_("<code>{expression}</code> is a <b>view</b>: {reason}. Result shape {shape}, strides {strides}, "
+                  "offset {offset}.") if view else
+               N_("<code>{expression}</code> is a <b>copy</b>: {reason}. Result shape {shape}, strides {strides}, "
+                  "offset {offset}."))
+    message = _(verdict).format(expression=expression, reason=_(reason), shape=tuple(y.shape),
+                                strides=tuple(y.stride()), offset=y.storage_offset())
     return MemoryState(**common, **result, kind=kind, reason=reason, message=message)
 
 

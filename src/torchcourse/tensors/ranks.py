@@ -18,21 +18,22 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from torchcourse.i18n import N_
+from torchcourse.i18n import gettext as _
 from torchcourse.widgets import Explorer, figure_and_axes
 
 MAX_RANK = 5
 
-# (name, Chinese term, example shape, dimension names, typical data)
+# (name, Chinese term, example shape, dimension names, typical data: marked N_, the caption translates it)
 _CATALOGUE = [
-    ("scalar", "标量", (), (), "a single number: a loss value, a learning rate"),
-    ("vector", "向量", (4,), ("F",), "one sample's features, a bias vector, a word embedding"),
-    ("matrix", "矩阵", (3, 4), ("N", "F"), "a batch of feature vectors, a linear layer's weights"),
+    ("scalar", "标量", (), (), N_("a single number: a loss value, a learning rate")),
+    ("vector", "向量", (4,), ("F",), N_("one sample's features, a bias vector, a word embedding")),
+    ("matrix", "矩阵", (3, 4), ("N", "F"), N_("a batch of feature vectors, a linear layer's weights")),
     ("rank-3 tensor", "三阶张量", (2, 3, 4), ("N", "T", "F"),
-     "a batch of time series or token sequences: N sequences of T steps with F features"),
+     N_("a batch of time series or token sequences: N sequences of T steps with F features")),
     ("rank-4 tensor", "四阶张量", (2, 3, 2, 3), ("N", "C", "H", "W"),
-     "a batch of images: N images, C channels, H rows (height), W columns (width)"),
+     N_("a batch of images: N images, C channels, H rows (height), W columns (width)")),
     ("rank-5 tensor", "五阶张量", (2, 2, 3, 2, 2), ("N", "T", "C", "H", "W"),
-     "a batch of video clips: N clips of T frames, each a C x H x W image"),
+     N_("a batch of video clips: N clips of T frames, each a C x H x W image")),
 ]
 
 
@@ -63,7 +64,7 @@ class RankExample:
     def layout(self) -> str:
         """PyTorch's layout of this example, e.g. ``(N, C, H, W) = (2, 3, 2, 3)``."""
         if not self.shape:
-            return "() : no dimensions, one element"
+            return N_("() : no dimensions, one element")  # the caption translates it
         return f"({', '.join(self.dims)}) = {self.shape}"
 
 
@@ -129,8 +130,12 @@ def draw_rank(example: RankExample, ax=None) -> Figure:
 
 
 def describe(example: RankExample) -> str:
-    return (f"<b>rank {example.rank}</b>: {example.name} ({example.chinese}); "
-            f"layout {example.layout}; {example.numel} element(s).<br>Typically: {example.typical}.")
+    """The gallery's caption, in the learner's language (the figure keeps the English name and layout)."""
+    # TRANSLATORS: {name} is the English term and {chinese} its Chinese one; {layout} is code-like.
+    return _("<b>rank {rank}</b>: {name} ({chinese}); layout {layout}; {numel} element(s).<br>"
+             "Typically: {typical}.").format(rank=example.rank, name=example.name, chinese=example.chinese,
+                                             layout=_(example.layout), numel=example.numel,
+                                             typical=_(example.typical))
 
 
 @dataclass(frozen=True)
