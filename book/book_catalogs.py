@@ -90,7 +90,8 @@ def table_messages(page: str) -> list[tuple[str, str]]:
         return [(" ".join(t["definition"].split()), f"book/glossary.yml#{t['en']}") for t in terms]
     if page == "errata":
         rows = yaml.safe_load((BOOK / "errata.yml").read_text(encoding="utf-8"))["errata"]
-        return [(" ".join(str(r[k]).split()), f"book/errata.yml#{r['id']}.{k}") for r in rows for k in ("note", "truth")]
+        return [(" ".join(str(r[k]).split()), f"book/errata.yml#{r['id']}.{k}")
+                for r in rows for k in ("note", "truth")]
     return []
 
 

@@ -275,7 +275,9 @@ class CoursePages(_GeneratedMarkdown):
             waiting = [d for d in self.env.found_docs if re.match(rf"chapters/{chapter:02d}-[^/]+/index$", d)]
             if chinese and waiting:  # written in English, its Chinese not out yet
                 return f"*本章的中文版尚未发布，见 {{doc}}`/{waiting[0]}`。*"
-            return "*编写中：本章还没有发布的页面。*" if chinese else "*Being written: no page of this chapter is out yet.*"
+            if chinese:
+                return "*编写中：本章还没有发布的页面。*"
+            return "*Being written: no page of this chapter is out yet.*"
         # Each page's own estimate ("about 45 minutes" in its status line), so the map never disagrees with it.
         minutes = [_minutes(_doc_text(self.env, d)) for d in docs]
         about = "（约 {} 分钟）" if chinese else " (about {} min)"
@@ -542,6 +544,55 @@ def _language_switch(app: Sphinx, pagename: str, templatename: str, context: dic
         context["language"] = "zh-CN"
 
 
+_PLAYER_START = '<div class="tc-player" data-widget="'
+_PLAYER_DATA = re.compile(r'(<script type="application/json" class="tc-player-data">)(.*?)(</script>)', re.S)
+_PLAYER_TITLE = re.compile(r'(<div class="tc-player-title"><b>)(.*?)(</b></div>)', re.S)
+_PLAYER_MESSAGE = re.compile(r'(<div class="tc-player-message">)(.*?)(</div>)', re.S)
+_PLAYER_ALT = re.compile(r'(<img class="tc-player-frame" alt=")([^"]*)(")')
+
+
+def _players_in_chinese(app: Sphinx, pagename: str, templatename: str, context: dict, doctree: Any) -> None:
+    """On the Chinese site, each frame player's words in Chinese where the course's catalog has them (the one
+    torchcourse.i18n gives the widgets): its title, its controls' names and values, the messages that are fixed
+    sentences, and the notes under it. The player is an executed output, shared with the English site (one
+    execution for both), so it is translated here, word by word as the catalog has it; a message with numbers
+    in it (made by the widget's core from its state) stays as the English execution wrote it."""
+    body = context.get("body", "")
+    if app.config.course_language != "zh" or _PLAYER_START not in body:
+        return
+    import html as html_module
+
+    from torchcourse.frames import PLAYER_ABOUT, PLAYER_NO_SCRIPT, _script_json
+    from torchcourse.i18n import translations
+
+    gettext = translations("zh_CN").gettext
+
+    def words(text: str) -> str:
+        return gettext(text) if text else text
+
+    def one_player(segment: str) -> str:
+        m = _PLAYER_DATA.search(segment)
+        if not m:
+            return segment
+        data = json.loads(m.group(2))
+        data["title"] = words(data["title"])
+        for axis in data["axes"]:
+            axis.update(description=words(axis["description"]), labels=[words(x) for x in axis["labels"]],
+                        note=words(axis["note"]))
+        data["messages"] = [words(x) for x in data["messages"]]
+        alt = html_module.escape(f"{data['title']}: " + ", ".join(
+            f"{a['description']} {a['labels'][a['start']]}" for a in data["axes"]), quote=True)
+        segment = segment[:m.start()] + m.group(1) + _script_json(data) + m.group(3) + segment[m.end():]
+        segment = _PLAYER_TITLE.sub(lambda t: t.group(1) + html_module.escape(data["title"]) + t.group(3), segment, 1)
+        segment = _PLAYER_MESSAGE.sub(lambda t: t.group(1) + words(t.group(2)) + t.group(3), segment, 1)
+        if data["title"]:  # without a title the alt text names the widget by its class: left as it is
+            segment = _PLAYER_ALT.sub(lambda t: t.group(1) + alt + t.group(3), segment, 1)
+        return segment.replace(PLAYER_ABOUT, words(PLAYER_ABOUT)).replace(PLAYER_NO_SCRIPT, words(PLAYER_NO_SCRIPT))
+
+    pieces = body.split(_PLAYER_START)
+    context["body"] = pieces[0] + "".join(_PLAYER_START + one_player(piece) for piece in pieces[1:])
+
+
 # --------------------------------------------------------------------- figures' alt text
 
 def _figure_alt_text(app: Sphinx, doctree: nodes.document, docname: str) -> None:
@@ -628,6 +679,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("config-inited", _language_theme)
     app.connect("builder-inited", _output_folder, priority=600)  # after myst-nb's own (500)
     app.connect("html-page-context", _language_switch)
+    app.connect("html-page-context", _players_in_chinese)
     app.connect("config-inited", _instructor_theme)
     app.connect("config-inited", _site_frames)
     app.connect("config-inited", _theme_mode)

@@ -20,6 +20,11 @@
 (function () {
   "use strict";
 
+  // The player's own words, in the page's language (the Chinese site is <html lang="zh-CN">).
+  var WORDS = /^zh\b/i.test(document.documentElement.lang || "")
+    ? {reset: "重置", resetTitle: "回到 notebook 开始时的设置", widget: "控件"}
+    : {reset: "reset", resetTitle: "back to the settings the notebook starts with", widget: "widget"};
+
   function setup(player) {
     var data = JSON.parse(player.querySelector("script.tc-player-data").textContent);
     var axes = data.axes;
@@ -41,7 +46,7 @@
       current = frame.slice(0, axes.length);
       var image = frame[axes.length], text = frame[axes.length + 1];
       img.src = url(image);
-      img.alt = (data.title || "widget") + ": " + axes.map(function (a, k) {
+      img.alt = (data.title || WORDS.widget) + ": " + axes.map(function (a, k) {
         return a.description + " " + a.labels[current[k]];
       }).join(", ");
       message.innerHTML = data.messages[text];
@@ -143,8 +148,8 @@
     var reset = document.createElement("button");
     reset.type = "button";
     reset.className = "tc-player-reset";
-    reset.textContent = "reset";
-    reset.title = "back to the settings the notebook starts with";
+    reset.textContent = WORDS.reset;
+    reset.title = WORDS.resetTitle;
     reset.addEventListener("click", function () { show(data.frames[data.start]); });
     row.appendChild(reset);
     show(data.frames[data.start]);

@@ -39,6 +39,7 @@ class PageVisit:
     math_errors: int = 0
     links: list[str] = field(default_factory=list)
     axe: list[dict] = field(default_factory=list)  # axe-core's violations on the page: {id, impact, nodes}
+    player_buttons: list[str] = field(default_factory=list)  # the players' own buttons' text (reset)
 
 
 @dataclass
@@ -121,6 +122,7 @@ def crawl(request, browser) -> Crawl:
             visit.rendered_widgets = page.locator(".jupyter-widgets").count()
             visit.ready_players = page.locator(".tc-player.tc-player-ready").count()
             visit.readouts = [t.strip() for t in page.locator(".widget-readout").all_inner_texts()]
+            visit.player_buttons = [t.strip() for t in page.locator(".tc-player button").all_inner_texts()]
             visit.math_elements = page.locator(".math").count()
             visit.untypeset_math = page.evaluate(
                 "() => [...document.querySelectorAll('.math')].filter(e => !e.querySelector('mjx-container')).length")
@@ -167,6 +169,15 @@ def test_every_widget_shows_a_working_frame_player(crawl):
     assert with_players, "no page carries a widget's frame player"
     for v in with_players:
         assert v.ready_players == v.players, f"{v.path}: {v.ready_players} of {v.players} frame players set up"
+
+
+def test_players_speak_the_pages_language(crawl):
+    with_players = [v for v in crawl.visits if v.ready_players]
+    for v in with_players:
+        want = "重置" if v.path.startswith("zh/") else "reset"
+        assert v.player_buttons and set(v.player_buttons) == {want}, f"{v.path}: player buttons {v.player_buttons}"
+    if crawl.prefix:
+        assert any(v.path.startswith("zh/") for v in with_players), "no Chinese page with a working player"
 
 
 def test_saved_ipywidgets_render_from_saved_state(crawl):

@@ -134,3 +134,30 @@ def test_every_message_of_the_sites_own_pages_is_translated_well():
                     found.append(f"{page}: {'fuzzy' if m.fuzzy else 'untranslated'}: {m.id[:60]!r}")
                 found += [f"{page}: {p}: {m.id[:60]!r}" for p in quality.problems(m.id, m.string, ROOT) if m.string]
     assert not found, "\n".join(found)
+
+
+PLAYER_DATA = re.compile(r'<script type="application/json" class="tc-player-data">(.*?)</script>', re.S)
+
+
+def test_players_on_chinese_pages_speak_the_widgets_catalog(learner_site, chinese_site):
+    """The players are the English execution's outputs; the Chinese site puts their words through the catalog the
+    widgets use (torchcourse.i18n): the same frames, each title and control name as the catalog translates it."""
+    import json
+
+    from torchcourse.i18n import translations
+
+    gettext = translations("zh_CN").gettext
+    translated = 0
+    for page in sorted((chinese_site.html / "chapters" / sitebuild.ZH_TEST_CHAPTER).glob("*.html")):
+        english = [json.loads(m) for m in PLAYER_DATA.findall(
+            (learner_site.html / page.relative_to(chinese_site.html)).read_text(encoding="utf-8"))]
+        text = page.read_text(encoding="utf-8")
+        chinese = [json.loads(m) for m in PLAYER_DATA.findall(text)]
+        assert len(chinese) == len(english)
+        for en, zh in zip(english, chinese):
+            assert zh["images"] == en["images"] and zh["frames"] == en["frames"]
+            assert zh["title"] == gettext(en["title"])
+            assert [a["description"] for a in zh["axes"]] == [gettext(a["description"]) for a in en["axes"]]
+            assert f'<b>{html.escape(zh["title"])}</b>' in text
+            translated += zh["title"] != en["title"]
+    assert translated, "no player title on the Chinese pages is in Chinese (does the widgets' catalog lack them?)"
