@@ -26,14 +26,9 @@ from inside.parent import run_job  # noqa: E402
 from inside.shell import make_shell  # noqa: E402
 from inside.templates import Templates  # noqa: E402
 
-PR_SET_CHILD_SUBREAPER = 36
-
 
 def main() -> None:
     _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # the grader died: so do we
-    # A job's child forked from a template (inside/template.py) becomes this process's own child when the
-    # process between them exits: reaped, timed and killed here like any job's child.
-    _libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     _oom_score("-1000")  # when a submission's cgroup runs out of memory, the kernel kills the job, not us
     _keep_to_cpu(os.environ.get("TORCHCOURSE_WORKER_CPU"))
     shell = make_shell()

@@ -13,7 +13,10 @@ import socket
 import time
 from collections import OrderedDict
 
+from .confine import _libc
 from .policy import JOB_FILES, SETUP_TIMEOUT, TEMPLATES_KEPT, TEMPLATES_MB
+
+PR_SET_CHILD_SUBREAPER = 36
 
 
 def take_prefix(jobdir: str) -> dict | None:
@@ -185,6 +188,11 @@ class Templates:
         if t is not None:
             self.kept.move_to_end(key)
             return t
+        if not self.made:
+            # A job's child forked from a template becomes this process's own child when the process between them
+            # exits: reaped, timed and killed here like any job's child. Set with the first template, so that a
+            # worker that never makes one hands orphans to the sandbox's init, as before.
+            _libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
         self.made += 1
         t = Template(key, prefix["cells"])
         try:
