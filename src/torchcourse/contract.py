@@ -10,9 +10,13 @@ sandbox child and the site extension can all import it cheaply.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
+
+from torchcourse.i18n import N_
+from torchcourse.i18n import gettext as _
 
 # --------------------------------------------------------------------------- what is emitted
 
@@ -207,17 +211,19 @@ def strides_match(shape: Iterable[int], ref: Iterable[int], got: Iterable[int]) 
 
 def _array_difference(ref: dict, got: dict, rtol: float, atol: float, layout: bool, where: str) -> str | None:
     if ref.get("kind") != got.get("kind"):
-        return f"{where}: got {type_name(got)}, expected {type_name(ref)}"
+        return _("{where}: got {got}, expected {want}").format(where=where, got=type_name(got), want=type_name(ref))
     if ref.get("dtype") != got.get("dtype"):
-        return f"{where}: got dtype {got.get('dtype')}, expected dtype {ref.get('dtype')}"
+        message = _("{where}: got dtype {got}, expected dtype {want}")
+        return message.format(where=where, got=got.get("dtype"), want=ref.get("dtype"))
     if ref.get("shape") != got.get("shape"):
-        return f"{where}: got shape {tuple(got.get('shape') or ())}, expected shape {tuple(ref.get('shape') or ())}"
+        message = _("{where}: got shape {got}, expected shape {want}")
+        return message.format(where=where, got=tuple(got.get("shape") or ()), want=tuple(ref.get("shape") or ()))
     if layout and not strides_match(ref.get("shape") or [], ref.get("stride") or [], got.get("stride") or []):
-        got_strides, ref_strides = tuple(got.get("stride") or ()), tuple(ref.get("stride") or ())
-        return f"{where}: got strides {got_strides}, expected strides {ref_strides}"
+        message = _("{where}: got strides {got}, expected strides {want}")
+        return message.format(where=where, got=tuple(got.get("stride") or ()), want=tuple(ref.get("stride") or ()))
     shape = list(ref.get("shape") or [])
     first, worst, count = None, 0.0, 0
-    for (index, r), (_, g) in zip(_elements(ref.get("data"), shape), _elements(got.get("data"), shape)):
+    for (index, r), (_same_index, g) in zip(_elements(ref.get("data"), shape), _elements(got.get("data"), shape)):
         if _is_special_float(r) or _is_special_float(g):
             far = None if r == g else math.inf
         else:
@@ -231,8 +237,9 @@ def _array_difference(ref: dict, got: dict, rtol: float, atol: float, layout: bo
         return None
     index, r, g = first
     at = index if len(index) != 1 else index[0]
-    text = f"{where}: {count} element(s) differ; the first at index {at}: got {_short(g)}, expected {_short(r)}"
-    return text + (f"; largest difference {worst:.3g}" if math.isfinite(worst) else "")
+    text = _("{where}: {count} element(s) differ; the first at index {index}: got {got}, expected {want}").format(
+        where=where, count=count, index=at, got=_short(g), want=_short(r))
+    return text + (_("; largest difference {worst}").format(worst=f"{worst:.3g}") if math.isfinite(worst) else "")
 
 
 def plain_difference(ref: Any, got: Any, rtol: float = RTOL, atol: float = ATOL, path: str = "",
@@ -245,21 +252,23 @@ def plain_difference(ref: Any, got: Any, rtol: float = RTOL, atol: float = ATOL,
     memory layout), and then never in a dimension of size 0 or 1."""
     where = path or "value"
     if type(ref) is not type(got):
-        return f"{where}: got {type_name(got)} {_short(got)}, expected {type_name(ref)} {_short(ref)}"
+        return _typed_difference(where, got, ref)
     if type(ref) is float:
         if close_enough(got, ref, rtol, atol) or got == ref:
             return None
-        return f"{where}: got {_short(got)}, expected {_short(ref)} (difference {abs(got - ref):.3g})"
+        return _("{where}: got {got}, expected {want} (difference {difference})").format(
+            where=where, got=_short(got), want=_short(ref), difference=f"{abs(got - ref):.3g}")
     if type(ref) is dict:
         if set(ref) == {"error"} and set(got) == {"error"}:  # both raised: the exception type must agree
             rt, gt = str(ref["error"]).split(":")[0], str(got["error"]).split(":")[0]
-            return None if rt == gt else f"{where}: raised {gt}, expected {rt}"
+            message = _("{where}: raised {got}, expected {want}")
+            return None if rt == gt else message.format(where=where, got=gt, want=rt)
         if _is_array(ref) and _is_array(got):
             return _array_difference(ref, got, rtol, atol, layout, where)
         if len(ref) == 1 and set(ref) == set(got) and next(iter(ref)) in ("tuple", "dict"):  # a type tag
             return plain_difference(ref[next(iter(ref))], got[next(iter(got))], rtol, atol, path, layout)
         if set(ref) != set(got):
-            return f"{where}: got {type_name(got)} {_short(got)}, expected {type_name(ref)} {_short(ref)}"
+            return _typed_difference(where, got, ref)
         for k in ref:
             diff = plain_difference(ref[k], got[k], rtol, atol, f"{path}.{k}" if path else k, layout)
             if diff:
@@ -267,34 +276,51 @@ def plain_difference(ref: Any, got: Any, rtol: float = RTOL, atol: float = ATOL,
         return None
     if type(ref) is list:
         if len(ref) != len(got):
-            return f"{where}: {len(got)} items, expected {len(ref)}"
+            return _("{where}: {got} items, expected {want}").format(where=where, got=len(got), want=len(ref))
         for i, (r, g) in enumerate(zip(ref, got)):
             diff = plain_difference(r, g, rtol, atol, f"{path}[{i}]", layout)
             if diff:
                 return diff
         return None
-    return None if ref == got else f"{where}: got {_short(got)}, expected {_short(ref)}"
+    if ref == got:
+        return None
+    return _("{where}: got {got}, expected {want}").format(where=where, got=_short(got), want=_short(ref))
+
+
+def without_root(difference: str) -> str:
+    """A difference without its leading "value: " (the whole value's name), in either language's punctuation:
+    where the first line of a message already shows the whole value, the difference need not name it."""
+    return re.sub(r"^value\s*[:\uff1a]\s*", "", difference)
+
+
+def _typed_difference(where: str, got: Any, ref: Any) -> str:
+    return _("{where}: got {got}, expected {want}").format(
+        where=where, got=f"{type_name(got)} {_short(got)}", want=f"{type_name(ref)} {_short(ref)}")
+
+
+#: How a message names each Python type (``type_name``), translated where it is shown.
+_TYPE_NAMES = {bool: N_("a bool"), int: N_("an int"), float: N_("a float"), str: N_("a str"), list: N_("a list"),
+               type(None): "None"}
 
 
 def type_name(plain: Any) -> str:
     """What a plain value was before encoding, named as Python names it (``a tuple``, ``a float``,
-    ``a torch.Tensor of dtype torch.float32``, ``a numpy.float64``)."""
+    ``a torch.Tensor of dtype torch.float32``, ``a numpy.float64``), in the learner's language."""
     if type(plain) is dict:
         if "tuple" in plain and len(plain) == 1:
-            return "a tuple"
+            return _("a tuple")
         if plain.get("kind") == "tensor":
-            return f"a torch.Tensor of dtype {plain.get('dtype')}"
+            return _("a torch.Tensor of dtype {dtype}").format(dtype=plain.get("dtype"))
         if plain.get("kind") == "ndarray":
-            return f"a numpy.ndarray of dtype {plain.get('dtype')}"
+            return _("a numpy.ndarray of dtype {dtype}").format(dtype=plain.get("dtype"))
         if plain.get("kind") == "numpy-scalar":
-            return f"a numpy.{plain.get('dtype')}"
+            return _("a numpy.{dtype}").format(dtype=plain.get("dtype"))
         if set(plain) == {"float"}:
-            return "a float"
+            return _("a float")
         if set(plain) == {"error"}:
-            return "an error"
-        return "a dict"
-    return {bool: "a bool", int: "an int", float: "a float", str: "a str", list: "a list",
-            type(None): "None"}.get(type(plain), type(plain).__name__)
+            return _("an error")
+        return _("a dict")
+    return _(_TYPE_NAMES.get(type(plain), type(plain).__name__))
 
 
 def _short(v: Any) -> str:

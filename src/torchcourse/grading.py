@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from torchcourse.contract import ATOL, EMIT_MIME, RTOL, plain_difference, strides_match, type_name
+from torchcourse.contract import ATOL, EMIT_MIME, RTOL, plain_difference, strides_match, type_name, without_root
 from torchcourse.i18n import N_
 from torchcourse.i18n import gettext as _
 from torchcourse.link import Remote
@@ -330,7 +330,7 @@ def _judge(got: Any, want: Any, call: str, taught: str | None, hint: str, rtol: 
         # For a number or a string, or where the types differ, the first line says all; for a tensor, a
         # tuple or a list, the difference names the element.
         structured = type(wanted) in (dict, list) and type_name(plain) == type_name(wanted)
-        detail = diff.removeprefix("value: ") if structured else ""
+        detail = without_root(diff) if structured else ""
         _fail(call, _describe(got), _describe(want), taught, hint, detail)
 
 
@@ -424,7 +424,7 @@ def expect_unchanged(before: Any, after: Any, *, call: str, what: str, taught: s
                 break
     if diff:
         message = _("{call} changed {what} ({difference}); the task says {what} must not change")
-        raise CheckFailed(message.format(call=call, what=_(what), difference=diff.removeprefix("value: "))
+        raise CheckFailed(message.format(call=call, what=_(what), difference=without_root(diff))
                           + _where(taught))
 
 
