@@ -54,6 +54,26 @@ def find_leaks(solution_dir: Path, release_dir: Path) -> list[str]:
     return problems
 
 
+def _markdown_lines(path: Path) -> set[str]:
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    return {line.strip() for c in nb["cells"] if c["cell_type"] == "markdown"
+            for line in cell_source(c).splitlines()}
+
+
+def find_text_leaks(solution_dir: Path, release_dir: Path, translated_dir: Path) -> list[str]:
+    """Secret lines in a translated release's markdown: a translator's text, not the author's, so it is checked
+    like code (a line the English release shows anyway is no secret)."""
+    problems = []
+    for sol in sorted(solution_dir.glob("*.ipynb")):
+        translated, english = translated_dir / sol.name, release_dir / sol.name
+        if not translated.exists() or not english.exists():
+            continue  # find_leaks and find_drift say so
+        shown = _public_lines(english) | _markdown_lines(english)
+        for secret in sorted((secret_lines(_code_cells(sol)) - shown) & _markdown_lines(translated)):
+            problems.append(f"{translated}: its text contains solution or hidden-test line {secret!r}")
+    return problems
+
+
 def find_drift(release_dir: Path, translated_dir: Path) -> list[str]:
     """Problems that would make a translated release another assignment than the English one: a notebook
     missing or extra, or a cell whose type, id, nbgrader metadata or (for code) source differs."""
@@ -102,6 +122,7 @@ def release_translations(course: Course, chapters: list[str] | None = None) -> d
         for chapter in todo:
             translated = course.root / lang / "chapters" / chapter
             problems += find_leaks(course.solutions / chapter, translated)
+            problems += find_text_leaks(course.solutions / chapter, course.chapters / chapter, translated)
             problems += find_drift(course.chapters / chapter, translated)
         if problems:
             raise LeakError(f"Refusing to release {lang}; these would reach learners or grade differently:\n  "

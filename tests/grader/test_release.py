@@ -111,3 +111,16 @@ def test_a_translated_release_must_be_the_same_assignment(tmp_path):
     write(translated, root / "zh_CN" / "chapters" / "ch" / "nb.ipynb")
     problems = find_drift(root / "chapters" / "ch", root / "zh_CN" / "chapters" / "ch")
     assert len(problems) == 2 and all("is not the English release's" in p for p in problems), problems
+
+
+def test_a_hidden_line_in_a_translated_text_is_found(tmp_path):
+    """A translator's text is checked like code: a hidden-test line quoted in it would reach learners."""
+    from grader.release import find_text_leaks
+
+    root = _course(tmp_path)
+    translated = nbformat.read(str(root / "chapters" / "ch" / "nb.ipynb"), as_version=4)
+    translated.cells.append(nbformat.v4.new_markdown_cell(f"检查会调用：\n\n```python\n{SECRET_X}\n```"))
+    write(translated, root / "zh_CN" / "chapters" / "ch" / "nb.ipynb")
+    problems = find_text_leaks(root / "solutions" / "ch", root / "chapters" / "ch", root / "zh_CN" / "chapters" / "ch")
+    assert problems == [f"{root}/zh_CN/chapters/ch/nb.ipynb: its text contains solution or hidden-test line "
+                        f"{SECRET_X!r}"]
