@@ -15,10 +15,13 @@ from nbgrader.preprocessors import (
     ClearOutput,
     ClearSolutions,
     ComputeChecksums,
+    DeduplicateIds,
     IncludeHeaderFooter,
     InstantiateTests,
     LockCells,
     NbGraderPreprocessor,
+    OverwriteCells,
+    OverwriteKernelspec,
     SaveCells,
 )
 
@@ -43,6 +46,24 @@ class StripWidgetState(NbGraderPreprocessor):
         nb.metadata.pop("widgets", None)
         return nb, resources
 
+
+class KeepTranslation(NbGraderPreprocessor):
+    """After OverwriteCells, which restores locked cells from the gradebook's English: a notebook of a translated
+    release (zh_CN/chapters/) gets its locked markdown back from that release, as the course grader's sanitise
+    does, so that plain `nbgrader autograde` and `generate_feedback` also keep the language submitted."""
+
+    def preprocess(self, nb, resources):
+        from grader.sanitise import put_back_translation, submitted_language, translated_release
+
+        where = resources["nbgrader"]
+        release = translated_release(Path(COURSE_ROOT), submitted_language(nb), where["assignment"],
+                                     where["notebook"])
+        put_back_translation(nb, release.locked)
+        return nb, resources
+
+
+c.Autograde.sanitize_preprocessors = [ClearOutput, DeduplicateIds, OverwriteKernelspec, OverwriteCells,
+                                      KeepTranslation, CheckCellMetadata]
 
 # A deterministic release: execution timestamps and widget ids never reach chapters/.
 c.ClearOutput.remove_metadata_fields = {"collapsed", "scrolled", "execution", "ExecuteTime"}

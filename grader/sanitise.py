@@ -293,12 +293,12 @@ def translated_release(root: Path | None, language: str | None, chapter: str, no
     return _translated_of(str(path), st.st_mtime_ns, st.st_size)
 
 
-def _put_back_translation(nb: NotebookNode, book: SourceBook, translated: dict[str, str]) -> None:
-    """Each locked markdown cell as the submitted language's release has it (nbgrader restored the English)."""
+def put_back_translation(nb: NotebookNode, translated: dict[str, str]) -> None:
+    """Each locked markdown cell as the submitted language's release has it, once nbgrader has restored the
+    English and each cell's nbgrader metadata from the gradebook (which alone says what is locked)."""
     for cell in nb.cells:
         gid = _claims(cell)
-        src = book.cells.get(gid)
-        if gid in translated and cell.cell_type == "markdown" and src is not None and src.locked:
+        if gid in translated and cell.cell_type == "markdown" and cell.metadata["nbgrader"].get("locked"):
             cell.source = translated[gid]
 
 
@@ -347,7 +347,7 @@ def sanitise(path: Path, chapter: str, notebook: str, db_url: str, book: SourceB
         step.log = _QUIET
         nb, resources = step.preprocess(nb, resources)
         check_cell_metadata(nb)
-        _put_back_translation(nb, book, translated)
+        put_back_translation(nb, translated)
         _say_language(nb, language if translated else None)
     except Exception as exc:  # not expected after the pre-pass; one line, never nbgrader's traceback
         first = (str(exc).strip().splitlines() or [""])[0][:200]

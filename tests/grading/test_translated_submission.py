@@ -1,6 +1,7 @@
 """A Chinese submission is the same assignment as an English one: the same answers, submitted in each
 language, get the same scores from the course grader and from plain nbgrader, in one gradebook; the course
-grader's autograded notebook and feedback page stay in the language submitted.
+grader's and plain nbgrader's autograded notebooks, and the course grader's feedback page, stay in the language
+submitted.
 
 The Chinese release is made here the way `make release` makes it (grader.release: nbgrader, then
 `python -m torchcourse.translation build` for the chapters locale/zh_CN/released-chapters.txt lists, then the
@@ -103,6 +104,10 @@ def test_a_chinese_submission_scores_as_the_english_one_and_keeps_its_language(t
     shutil.copytree(root, plain)
     theirs = _plain_nbgrader_scores(plain, files)
     assert {s: {g: theirs[s][g] for g in points} for s in theirs} == {"en": expected, "zh": expected}, theirs
+    # plain nbgrader keeps each language too (grader/nbgrader_config.py's KeepTranslation after OverwriteCells)
+    for student, locked in (("zh", zh_locked), ("en", en_locked)):
+        nb = nbformat.read(str(plain / "autograded" / student / CHAPTER / f"{NOTEBOOK}.ipynb"), as_version=4)
+        assert _locked_markdown(nb) == locked, student
 
     for student, path in files.items():
         dest = root / "submitted" / student / CHAPTER / f"{NOTEBOOK}.ipynb"
