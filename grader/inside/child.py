@@ -88,6 +88,7 @@ def run_child(shell: GradeShell, spec: dict, cmd: int, res: int, snap: dict, lin
     shell.user_ns["__name__"] = "__main__"
     grading = sys.modules.get("torchcourse.grading")
     hook, check, state = make_guard(shell, snap, res, grading)
+    rebind = state.pop("rebind")  # only a template's forks, whose results pipe is another, need it
     state["nonce"] = setup["nonce"]
     sys.addaudithook(hook)  # from here on, every audited event passes the guard; it cannot be removed
     signal.signal(signal.SIGINT, signal.default_int_handler)
@@ -98,7 +99,7 @@ def run_child(shell: GradeShell, spec: dict, cmd: int, res: int, snap: dict, lin
 
     before = open_descriptors()
     _serve_cells(shell, cmd, res, buf, raw_reader, state, check, link, template=True)
-    hold(shell, ctl, cmd, res, raw_reader, state, check, before, base, spec["dir"])
+    hold(shell, ctl, cmd, res, state, check, rebind, before, base, spec["dir"])
 
 
 def open_descriptors() -> dict[int, str]:

@@ -115,6 +115,13 @@ def make_guard(shell: GradeShell, snap: dict, fd: int, grading):
     # The library names hidden blocks use: rebinding one is tampering (the hidden block gets the library anyway).
     libraries = {name: modules[mod] for name, mod in CANONICAL.items() if mod in modules and name in LIBRARY_NAMES}
 
+    def rebind() -> None:
+        """A template's fork: its own results pipe now holds the number `fd` (grader/inside/template.py)."""
+        nonlocal ino
+        ino = (fstat(fd).st_dev, fstat(fd).st_ino)
+
+    state["rebind"] = rebind  # taken out again by the child before any cell runs (child.run_child)
+
     def send(obj) -> None:
         st = fstat(fd)
         if (st.st_dev, st.st_ino) != ino:  # the channel was replaced: nothing this process says can be trusted

@@ -127,8 +127,8 @@ def _folder_kb(path: str) -> int:
     return (st.f_blocks - st.f_bfree) * st.f_frsize // 1024
 
 
-def hold(shell, ctl: int, cmd: int, res: int, raw_reader: int, state: dict, check, before: dict[int, str],
-         base: int, folder: str) -> None:
+def hold(shell, ctl: int, cmd: int, res: int, state: dict, check, rebind, before: dict[int, str], base: int,
+         folder: str) -> None:
     """The template's life after its prefix: report whether it can be forked, then fork a child per request
     until the worker closes the socket; never returns."""
     sock = socket.socket(fileno=ctl)
@@ -166,7 +166,7 @@ def hold(shell, ctl: int, cmd: int, res: int, raw_reader: int, state: dict, chec
                     os.close(w)
                     try:
                         random.setstate(drawn)
-                        _become_job(shell, spec, fds, ctl, cmd, res, state, check, base, folder, reopen)
+                        _become_job(shell, spec, fds, ctl, cmd, res, state, check, rebind, base, folder, reopen)
                     except BaseException as exc:
                         try:
                             os.write(2, f"sandbox child failed: {type(exc).__name__}: {exc}\n".encode())
@@ -184,8 +184,8 @@ def hold(shell, ctl: int, cmd: int, res: int, raw_reader: int, state: dict, chec
         sock.sendall((json.dumps({"pid": int(pid) if pid.isdigit() else None}) + "\n").encode())
 
 
-def _become_job(shell, spec: dict, fds: list[int], ctl: int, cmd: int, res: int, state: dict, check, base: int,
-                folder: str, reopen: dict[int, str]) -> None:
+def _become_job(shell, spec: dict, fds: list[int], ctl: int, cmd: int, res: int, state: dict, check, rebind,
+                base: int, folder: str, reopen: dict[int, str]) -> None:
     """In the forked child: the job's child from the prefix on. Its pipes take the numbers the template's had
     (the guard writes on the results pipe's number), its temp space a copy of the template's, its uid the
     job's; then the cells the worker sends, as `child._serve_cells` runs them."""
@@ -201,6 +201,7 @@ def _become_job(shell, spec: dict, fds: list[int], ctl: int, cmd: int, res: int,
     os.close(new_cmd)
     os.close(new_res)
     os.set_inheritable(link, False)
+    rebind()  # the guard's check that its channel was not replaced now knows this fork's pipe
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # an interrupt is for a cell, never for this set-up
     _libc.prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0)
     _new_session({})

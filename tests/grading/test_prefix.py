@@ -137,3 +137,27 @@ def test_a_fork_goes_on_from_the_openings_state_as_its_own_uid_in_its_own_folder
         assert full.prefix.get("how") == "full", full.prefix
         opening, rest = _printed(full, 0)[0], _printed(full, 1)[0]
         assert rest.startswith("rest " + opening.split(" ", 1)[1] + f" {w.uid} ")
+
+
+UNFORKABLE = [
+    ("import threading, time\nthreading.Thread(target=time.sleep, args=(60,), daemon=True).start()", "thread"),
+    ("import subprocess\nchild = subprocess.Popen(['sleep', '60'])", "child process"),
+    ("log = open('log.txt', 'w')", "descriptor open"),
+    ("import socket\ns = socket.socket()", "descriptor open"),
+    ("import mmap\nshared = mmap.mmap(-1, 4096)", "shared writable mapping"),
+]
+
+
+def test_an_opening_a_fork_could_not_reproduce_runs_in_full(sandbox_facilities):
+    """What a fork would lose or share (a thread, a child, a descriptor, shared memory) sends the notebook's jobs
+    to a full run, with why; their cells all run, and the rest still finds what the opening made."""
+    from grader.sandbox import SandboxWorker
+
+    if not (sandbox_facilities.drop_uid and sandbox_facilities.job_ns):
+        pytest.skip("no uid or namespaces of a job's own here: " + "; ".join(sandbox_facilities.missing))
+    with SandboxWorker() as w:  # one worker: each opening is a template of its own
+        for opening, why in UNFORKABLE:
+            cells = [opening + "\nmade = 41", "print(made + 1)"]
+            raw = w.run(cells, 7, [], None, cells[:1])
+            assert raw.prefix.get("how") == "full" and why in raw.prefix.get("why", ""), (opening, raw.prefix)
+            assert _printed(raw, 1) == ["42"], opening
