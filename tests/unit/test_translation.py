@@ -130,6 +130,17 @@ def test_a_changed_sentence_keeps_its_translation_marked_fuzzy(tmp_path):
     assert catalog.get(dropped) is None
     # a fuzzy translation is never shown: the reader gets the English until a translator confirms it
     assert catalogs.translation_of(catalog)(changed + " One more clause.") is None
+    # confirmed, it is shown, and the old English goes: a later update changes nothing
+    moved = catalog[changed + " One more clause."]
+    moved.flags.discard("fuzzy")
+    moved.previous_id = []
+    catalogs.write(path, catalog)
+    confirmed = path.read_bytes()
+    assert b"#|" not in confirmed and b"| msgid" not in confirmed
+    catalogs.update(tmp_path, LANGUAGE, copy)
+    assert path.read_bytes() == confirmed
+    shown = catalogs.translation_of(catalogs.read(path, LANGUAGE))
+    assert shown(changed + " One more clause.") == "译文：" + changed[:10]
 
 
 def test_a_translated_notebook_changes_only_markdown_text():

@@ -60,6 +60,9 @@ def template(notebook: Path) -> Catalog:
 def read(path: Path, language: str) -> Catalog:
     with path.open("rb") as f:
         catalog = read_po(f, locale=language, abort_invalid=True)
+    for message in catalog:
+        # Babel reads a `#| msgid` line as a translator's comment "| msgid ..."; it is the previous id
+        message.user_comments = [c for c in message.user_comments if not c.startswith("| msgid")]
     for message_id, previous in _previous_ids(path).items():
         if message_id in catalog:
             catalog[message_id].previous_id = [previous]
