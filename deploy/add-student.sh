@@ -1,15 +1,26 @@
 #!/usr/bin/env bash
-# Add students to the class (as root): add-student.sh NAME[="First Last"] [...]
+# Add students to the class (as root): add-student.sh [--language zh_CN|en] NAME[="First Last"] [...]
 # Each gets a user with a 0700 home in the class group, which the hub lets log in; the password is asked for
 # (or read from the environment variable PASSWORD, for scripts). Existing users are only added to the group.
 # Each student goes into the instructor's gradebook with their name (formgrader shows it; without one, the user
 # name), when the class is set up (PREFIX, default /opt/torchcourse); a new student's home then holds at most HOME_MB
-# (class-homes.sh).
+# (class-homes.sh). --language: the language each of them takes the course in (English by default; run it again to
+# change it, then restart the student's server): JupyterLab's menus, the course's messages and the chapters she
+# fetches (deploy/torchcourse_language.py), which she submits under the same names, in one gradebook.
 set -euo pipefail
 [ "$(id -u)" -eq 0 ] || { echo "add-student.sh: run as root" >&2; exit 1; }
-[ $# -gt 0 ] || { echo "usage: add-student.sh NAME[=\"First Last\"] [...]" >&2; exit 2; }
+language=""
+if [ "${1:-}" = --language ]; then
+  language=${2:-}
+  case $language in zh_CN|en) ;; *) echo "add-student.sh: --language ${language}: zh_CN or en" >&2; exit 2 ;; esac
+  shift 2
+fi
+[ $# -gt 0 ] || { echo "usage: add-student.sh [--language zh_CN|en] NAME[=\"First Last\"] [...]" >&2; exit 2; }
 HOME_BASE=${HOME_BASE:-/home}
 PREFIX=${PREFIX:-/opt/torchcourse}
+if [ -n "$language" ] && [ ! -d "$PREFIX/etc/languages" ]; then
+  echo "add-student.sh: --language needs the class set up in $PREFIX (make class)" >&2; exit 2
+fi
 rows=() new=()
 for arg in "$@"; do
   name=${arg%%=*} full=""
@@ -34,7 +45,13 @@ for arg in "$@"; do
   first=${full% *} last=${full##* }
   [ "$first" != "$full" ] || first=""
   rows+=("$name,$first,${last:-$name}")
-  echo "student $name added"
+  # root's file, which the hub reads when it starts her server (jupyterhub_config.py)
+  case $language in
+    en) rm -f "$PREFIX/etc/languages/$name" ;;
+    ?*) printf '%s\n' "$language" > "$PREFIX/etc/languages/$name.tmp" && chmod 0644 "$PREFIX/etc/languages/$name.tmp" &&
+        mv -f "$PREFIX/etc/languages/$name.tmp" "$PREFIX/etc/languages/$name" ;;
+  esac
+  echo "student $name added${language:+ (language: $language)}"
 done
 if [ -f "$PREFIX/etc/class.env" ]; then
   # shellcheck disable=SC1091

@@ -19,7 +19,7 @@ for a in "$@"; do
   elif [ "$a" != --force ] && [ -z "$chapter" ]; then chapter=$a
   fi
 done
-for p in "$COURSE" "$COURSE"/{solutions,chapters,submitted,autograded,gradebook.db}; do
+for p in "$COURSE" "$COURSE"/{solutions,chapters,submitted,autograded,gradebook.db,zh_CN,zh_CN/chapters}; do
   if [ -L "$p" ]; then echo "autograde: $p is a symbolic link; refused" >&2; exit 2; fi
 done
 # The stage stays root's alone (mktemp's 0700) from start to end: it holds every solution copied in and every
@@ -39,6 +39,10 @@ for p in gradebook.db solutions chapters submitted autograded; do
   fi
   for c in "${cand[@]}"; do [ -e "$c" ] && into+=("$c"); done
 done
+# The chapter's translated release too: the grader keeps a Chinese submission's text Chinese (its locked cells as
+# that release has them) in the graded notebook and its feedback page.
+p=zh_CN/chapters${chapter:+/$chapter}
+[ -e "$p" ] && into+=("$p")
 cd /
 if [ ${#into[@]} -gt 0 ]; then
   runuser -u "$INSTRUCTOR" -- tar -C "$COURSE" -cf - -- "${into[@]}" | tar -C "$work" --no-same-owner -xf -

@@ -145,6 +145,29 @@ def per_user(spawner):
                            "JUPYTERLAB_WORKSPACES_DIR": f"{user.pw_dir}/.jupyter/lab/workspaces"}
     if role == "instructor":  # formgrader's page template (MathJax from this server, not a CDN)
         spawner.environment["JUPYTER_PATH"] = str(HERE / "jupyter-instructor-data")
+    language = student_language(spawner.user.name)
+    if language:
+        # gettext's own variable: the course's messages in her kernels, and the chapters she fetches
+        # (torchcourse_language.CourseFetch), in her language. JupyterLab's menus too, by the course's settings
+        # defaults for it (its language pack is in the environment).
+        spawner.environment["LANGUAGE"] = language
+        spawner.args.append(f"--LabApp.app_settings_dir={HERE / 'lab-settings' / language}")
+
+
+# The languages a student may take the course in besides English (the course's translated releases).
+LANGUAGES = ("zh_CN",)
+
+
+def student_language(name: str) -> str | None:
+    """The language add-student.sh --language recorded for this user (PREFIX/etc/languages/NAME, root's), if any
+    the class offers; None: English."""
+    if "/" in name or name.startswith("."):
+        return None
+    try:
+        chosen = (HERE / "languages" / name).read_text().strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return chosen if chosen in LANGUAGES and (HERE / "lab-settings" / chosen).is_dir() else None
 
 
 c.Spawner.pre_spawn_hook = per_user

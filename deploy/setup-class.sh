@@ -125,6 +125,8 @@ fi
 rm -rf "$PREFIX/app/grader" && cp -r "$REPO/grader" "$PREFIX/app/grader"
 # nbgrader's submit with the class's limits (the students' nbgrader configuration below names it).
 cp "$REPO/deploy/torchcourse_submit.py" "$PREFIX/app/torchcourse_submit.py"
+# nbgrader's release and fetch with each chapter's translated notebooks (the configurations below name them).
+cp "$REPO/deploy/torchcourse_language.py" "$PREFIX/app/torchcourse_language.py"
 find "$PREFIX/app" -name __pycache__ -prune -exec rm -rf {} +
 # `python -m grader check NOTEBOOK` for every user, as in the repository (the instructor's own folder comes first).
 echo "$PREFIX/app" > "$VENV/lib/python3.11/site-packages/torchcourse_grader.pth"
@@ -217,6 +219,10 @@ class CourseCollect(_ExchangeCollect):
 
 _Autograde.start = _no_autograde
 c.ExchangeFactory.collect = CourseCollect
+# The release carries each chapter's translated notebooks beside the English (outbound/CHAPTER/zh_CN/), checked to
+# be the same assignment; a student who chose that language fetches them (torchcourse_language.py).
+from torchcourse_language import CourseRelease  # noqa: E402
+c.ExchangeFactory.release_assignment = CourseRelease
 EOF
 # Formgrader's submission page loads MathJax 2 from a CDN ("MathJax is not defined" offline, and a third party sees
 # every page the instructor grades): Debian's copy instead, from the instructor's own server (/static/mathjax/), by a
@@ -235,6 +241,12 @@ cat > "$IJD/nbconvert/templates/formgrade/mathjax.html.j2" <<EOF
 {%- endmacro -%}
 EOF
 chmod -R a+rX "$IJD"
+# JupyterLab's interface language for a student who chose one (jupyterhub_config.py points her server at it): the
+# course's defaults for JupyterLab's settings with the language set, as `make lab LANG=zh_CN` has them. A setting
+# she makes herself wins. Each student's language, set by add-student.sh --language, is a file in languages/.
+rm -rf "$PREFIX/etc/lab-settings" && cp -r "$REPO/lab-settings" "$PREFIX/etc/lab-settings"
+mkdir -p "$PREFIX/etc/languages"
+chmod -R a+rX "$PREFIX/etc/lab-settings" "$PREFIX/etc/languages"
 echo '{"disabledExtensions": {"@jupyter/nbgrader:formgrader": false, "@jupyter/nbgrader:course-list": false,
   "@jupyter/nbgrader:create-assignment": false, "@jupyterlab/apputils-extension:announcements": true}}' \
   > "$IJ/labconfig/page_config.json"
@@ -258,6 +270,10 @@ from torchcourse_submit import CourseSubmit  # noqa: E402
 c.ExchangeFactory.submit = CourseSubmit
 c.CourseSubmit.max_submission_mb = $SUBMISSION_MAX_MB
 c.CourseSubmit.max_submission_files = $SUBMISSION_FILES
+# A student whose language (LANGUAGE, which the hub sets from add-student.sh --language) has a translation of the
+# chapter fetches its notebooks in it, under the same names: the same assignment, graded by the same checks.
+from torchcourse_language import CourseFetch  # noqa: E402
+c.ExchangeFactory.fetch_assignment = CourseFetch
 EOF
 echo '{"ServerApp": {"jpserver_extensions": {"nbgrader.server_extensions.formgrader": false,
   "nbgrader.server_extensions.course_list": false}}}' > "$VENV/etc/jupyter/jupyter_server_config.d/zz-torchcourse.json"

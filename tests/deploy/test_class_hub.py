@@ -8,7 +8,7 @@ as the other student (also dated 2099), reads the instructor's home, the gradebo
 the instructor's formgrader, serves a page with a script to the others (opened in Chromium), uses the hub cookie
 her host receives from them, floods the exchange, and from a terminal of her own server reads the others'
 processes and floods her /tmp, /dev/shm and home. Each attack is refused, and the honest student's grade is
-unchanged.
+unchanged. A third student, added with --language zh_CN, takes 02-autograd in Chinese through the same round.
 
 Users, homes, the exchange, the hub and the files setup-class.sh writes in /etc (and the test in /etc/hosts) are
 removed afterwards, even when a step fails. Needs root (to create users); skipped with the reason otherwise.
@@ -89,6 +89,7 @@ class Klass:
     inst: str
     students: tuple[str, str]
     passwords: dict[str, str]
+    zh: str  # a third student, added with --language zh_CN: she takes a chapter in Chinese (`chinese_round`)
     base: str
     port: int
     cert: Path
@@ -198,11 +199,12 @@ def _klass():
     tmp = Path(tempfile.mkdtemp(prefix="torchcourse-class-", dir="/tmp"))
     tmp.chmod(0o755)  # students' servers read the environment under it
     tag = secrets.token_hex(3)
-    inst, s1, s2 = f"tci{tag}", f"tca{tag}", f"tcb{tag}"
+    inst, s1, s2, zh = f"tci{tag}", f"tca{tag}", f"tcb{tag}", f"tcz{tag}"
     hub, api, proxy = _free_ports(3)
     outlived: dict[str, list[str]] = {}
-    k = Klass(tmp=tmp, prefix=tmp / "prefix", exchange=tmp / "exchange", inst=inst, students=(s1, s2),
-              passwords={u: secrets.token_urlsafe(12) for u in (inst, s1, s2)}, base=f"https://hub.localhost:{hub}",
+    k = Klass(tmp=tmp, prefix=tmp / "prefix", exchange=tmp / "exchange", inst=inst, students=(s1, s2), zh=zh,
+              passwords={u: secrets.token_urlsafe(12) for u in (inst, s1, s2, zh)},
+              base=f"https://hub.localhost:{hub}",
               port=hub, cert=tmp / "hub.crt")
     private = _private_ancestors(Path(sys.prefix), REPO)
     for folder, mode in private.items():  # a clone in a private folder (mktemp -d, as CI's fresh clone is)
@@ -217,7 +219,7 @@ def _klass():
         # https, as a class beyond loopback has it (the hub's cookies are then host-only, __Host-): a certificate for
         # the hub and each user's host. Browsers resolve *.localhost to loopback themselves; this machine's resolver
         # (requests) is told in /etc/hosts.
-        names = ["hub.localhost"] + [f"{u}.hub.localhost" for u in (inst, s1, s2)]
+        names = ["hub.localhost"] + [f"{u}.hub.localhost" for u in (inst, s1, s2, zh)]
         subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
                         "-subj", "/CN=hub.localhost",
                         "-addext", "subjectAltName=" + ",".join(f"DNS:{n}" for n in names),
@@ -236,6 +238,9 @@ def _klass():
             added = subprocess.run(["bash", str(REPO / "deploy" / "add-student.sh"), named], check=True,
                                    capture_output=True, text=True, env={**env, "PASSWORD": k.passwords[s]})
             k.log.append(f"$ add-student.sh {named}\n{added.stdout}{added.stderr}")
+        added = subprocess.run(["bash", str(REPO / "deploy" / "add-student.sh"), "--language", "zh_CN", zh],
+                               check=True, capture_output=True, text=True, env={**env, "PASSWORD": k.passwords[zh]})
+        k.log.append(f"$ add-student.sh --language zh_CN {zh}\n{added.stdout}{added.stderr}")
         k.course = k.home(inst) / "torchcourse"
         t = time.monotonic()
         done = subprocess.run(["bash", str(REPO / "deploy" / "hub.sh"), "start", str(k.prefix)], capture_output=True,
@@ -254,12 +259,12 @@ def _klass():
             outlived = {u: [line for line in subprocess.run(["ps", "-u", u, "-o", "stat=,pid=,args="],
                                                             capture_output=True, text=True).stdout.splitlines()
                             if not line.startswith("Z")]  # a zombie is dead, waiting for its parent to reap it
-                        for u in (s1, s2)}
-        for user in (inst, s1, s2):
+                        for u in (s1, s2, zh)}
+        for user in (inst, s1, s2, zh):
             _kill_processes_of(user)
         if (k.prefix / "bin" / "class-homes").exists():  # the students' homes are file systems of their own
             subprocess.run([str(k.prefix / "bin" / "class-homes"), "umount"], capture_output=True, timeout=60)
-        for user in (inst, s1, s2):
+        for user in (inst, s1, s2, zh):
             subprocess.run(["userdel", "-r", user], capture_output=True)
         if not had_group:
             subprocess.run(["groupdel", "torchcourse"], capture_output=True)
@@ -1119,3 +1124,124 @@ def test_every_chapter_s_feedback_is_offered_and_opens_for_each_student(klass, e
                 assert status == 200 and score in text, (user, c, name, status, text[:300])
         klass.outcomes[f"{user}'s Assignments panel: view feedback"] = \
             ", ".join(f"{c} ({len(panel[c]['pages'])} pages)" for c in r["chapters"] if c in panel)
+
+
+ZH_CHAPTER = "02-autograd"
+
+
+def _start_server(k: Klass, user: str) -> None:
+    """Log in, start the user's server through the hub's API and wait until it is ready; then the OAuth dance that
+    sets its own cookie and _xsrf."""
+    k.login(user)
+    t = time.monotonic()
+    r = k.sessions[user].post(f"{k.base}/hub/api/users/{user}/server", headers=k.hub_xsrf(user), timeout=60)
+    assert r.status_code in (201, 202), f"{user}: spawn {r.status_code} {r.text[:200]}"
+    deadline = time.monotonic() + 240
+    while not k.sessions[user].get(f"{k.base}/hub/api/user", headers=k.hub_xsrf(user),
+                                   timeout=30).json().get("servers", {}).get("", {}).get("ready"):
+        assert time.monotonic() < deadline, f"{user}'s server not ready after 240 s\n" + \
+            (k.prefix / "state" / "hub.log").read_text()[-3000:]
+        time.sleep(0.3)
+    k.times[f"server start (student {user}, in Chinese)"] = time.monotonic() - t
+    assert k.sessions[user].get(f"{k.server(user)}/lab", timeout=60).status_code == 200
+
+
+def _lab_locale(k: Klass, user: str) -> str:
+    """The interface language JupyterLab in the user's server starts in (its translation setting's default, as the
+    server's settings overrides make it, and the user's own setting where she made one)."""
+    r = k.sessions[user].get(f"{k.server(user)}/lab/api/settings/@jupyterlab/translation-extension:plugin",
+                             timeout=60)
+    assert r.status_code == 200, r.text[:300]
+    reply = r.json()
+    return reply["settings"].get("locale") or reply["schema"]["properties"]["locale"]["default"]
+
+
+@pytest.fixture(scope="module")
+def chinese_round(klass, round_):
+    """One chapter in Chinese through the class round: the instructor releases 02-autograd as ever (its Chinese
+    notebooks go into the exchange beside the English), the student added with --language zh_CN fetches it from the
+    Assignments panel and gets the Chinese notebooks under the English names, answers with the solutions except
+    the first exercise of each notebook, and submits; student 1 submits the same answers in English. Collect, the
+    sudo autograde, feedback back and fetched, export."""
+    k, zh, (s1, _) = klass, klass.zh, klass.students
+    c, course = ZH_CHAPTER, "cd ~/torchcourse && "
+    t0 = time.monotonic()
+    # --force: the every-chapter round may have released it already
+    k.run_as(k.inst, course + f"nbgrader release_assignment {c} --force")
+    outbound = k.exchange / COURSE_ID / "outbound" / c
+    released = {"english": sorted(p.name for p in outbound.glob("*.ipynb")),
+                "zh_CN": sorted(p.name for p in (outbound / "zh_CN").glob("*.ipynb"))}
+    planted = k.run_as(zh, f"echo '{{}}' > {outbound / 'zh_CN' / 'x.ipynb'}", check=False)
+    _start_server(k, zh)
+    locales = {u: _lab_locale(k, u) for u in (zh, s1)}
+    pack = k.sessions[zh].get(f"{k.server(zh)}/lab/api/translations/zh_CN", timeout=60).json()
+    names = sorted(p.stem for p in (k.course / "solutions" / c).glob("*.ipynb"))
+    wrong = {}
+    for name in names:
+        pts = grade_points(nbformat.read(str(k.course / "solutions" / c / f"{name}.ipynb"), as_version=4))
+        if pts:
+            wrong[name] = next(iter(pts))
+    fetched_language = {}
+
+    def student_works(user: str) -> None:
+        if not (k.home(user) / c).exists():  # student 1 has it already where the every-chapter round ran
+            k.action(user, "fetch", c)
+        for name in names:
+            fetched, sol = k.home(user) / c / f"{name}.ipynb", k.course / "solutions" / c / f"{name}.ipynb"
+            nb = nbformat.read(str(fetched), as_version=4)
+            if user == zh:
+                fetched_language[name] = nb.metadata.get("torchcourse", {}).get("language")
+            k.put_notebook(user, f"{c}/{name}.ipynb", submission(fetched, sol, wrong={wrong[name]} if name in wrong
+                                                                 else set()))
+        k.action(user, "submit", c)
+
+    with ThreadPoolExecutor(2) as pool:
+        list(pool.map(student_works, (zh, s1)))
+    folder = sorted(p.name for p in (k.home(zh) / c).iterdir())
+    collected = k.run_as(k.inst, course + f"python -m grader collect {c}").stdout
+    t = time.monotonic()
+    graded = k.run_as(k.inst, f"sudo -n {k.prefix}/bin/autograde {c} --student {zh} --student {s1}").stdout
+    k.times[f"chinese round: autograde {c} (one student in Chinese, one in English, sandbox)"] = time.monotonic() - t
+    k.run_as(k.inst, course + f"python -m grader feedback {c} && release-feedback {c} .")
+    for user in (zh, s1):
+        k.action(user, "fetch_feedback", c)
+    k.run_as(k.inst, course + "nbgrader export")
+    text = k.run_as(k.inst, "cat ~/torchcourse/grades.csv").stdout
+    exported = {r["student_id"]: float(r["score"]) for r in csv.DictReader(io.StringIO(text)) if r["assignment"] == c}
+    pages = {u: {p.stem: p.read_text(encoding="utf-8") for p in (k.home(u) / c / "feedback").glob("*/*.html")}
+             for u in (zh, s1)}
+    k.times["chinese round: release to export"] = time.monotonic() - t0
+    points = sum(sum(grade_points(nbformat.read(str(k.course / "solutions" / c / f"{n}.ipynb"),
+                                                as_version=4)).values()) for n in names)
+    expected = points - sum(grade_points(nbformat.read(str(k.course / "solutions" / c / f"{n}.ipynb"),
+                                                       as_version=4))[wrong[n]] for n in wrong)
+    return {"released": released, "planted": planted, "locales": locales, "pack": pack, "names": names,
+            "folder": folder, "fetched_language": fetched_language, "collected": collected, "graded": graded,
+            "exported": exported, "pages": pages, "expected": expected, "points": points}
+
+
+def test_a_student_takes_a_chapter_in_chinese_through_the_class_round(klass, chinese_round):
+    r, zh, (s1, _) = chinese_round, klass.zh, klass.students
+    notebooks = [f"{n}.ipynb" for n in r["names"]]
+    # the release carries the Chinese notebooks beside the English; her fetched folder holds only the Chinese,
+    # under the English names (what she submits is the same assignment), and no language folder
+    assert r["released"] == {"english": notebooks, "zh_CN": notebooks}, r["released"]
+    assert set(r["fetched_language"].values()) == {"zh_CN"}, r["fetched_language"]
+    assert [n for n in r["folder"] if n.endswith(".ipynb")] == notebooks and "zh_CN" not in r["folder"], r["folder"]
+    # JupyterLab starts in Chinese for her (its language pack); for the others in JupyterLab's default (the browser's)
+    assert r["locales"] == {zh: "zh_CN", s1: "default"}, r["locales"]
+    # the Chinese notebooks in the exchange are the instructor's alone to write
+    assert r["planted"].returncode != 0 and "Permission denied" in r["planted"].stderr, r["planted"]
+    assert r["pack"].get("data"), str(r["pack"])[:300]
+    assert f"{ZH_CHAPTER}: {zh} -> {zh}" in r["collected"], r["collected"]
+    klass.outcomes[f"{ZH_CHAPTER} in Chinese and the same answers in English: exported scores"] = \
+        json.dumps({"zh_CN": r["exported"].get(zh), "en": r["exported"].get(s1), "of": r["points"]})
+    assert r["exported"].get(zh) == r["exported"].get(s1) == r["expected"] < r["points"], \
+        (r["exported"], r["expected"], r["graded"][-3000:])
+    # her feedback, fetched through the exchange, is Chinese; the English student's English
+    assert sorted(r["pages"][zh]) == r["names"] == sorted(r["pages"][s1]), r["pages"].keys()
+    for name, page in r["pages"][zh].items():
+        assert "lang='zh-CN'" in page or 'lang="zh-CN"' in page, (name, page[:300])
+        assert re.search(r"[\u4e00-\u9fff]{4}", re.sub(r"<[^>]+>", " ", page)), (name, page[:300])
+    for name, page in r["pages"][s1].items():
+        assert "lang='en'" in page or 'lang="en"' in page, (name, page[:300])
