@@ -33,14 +33,16 @@ from torchcourse.contract import (
     is_checks_cell,
     split_regions,
 )
+from torchcourse.i18n import N_, speaking
+from torchcourse.i18n import gettext as _
 
 STYLE = """body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;line-height:1.45}
 pre{background:#f6f8fa;padding:.6rem;overflow-x:auto}.pass{color:#176f2c}.fail{color:#b3261e}
 table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.25rem .5rem;text-align:left}"""
 
 
-HIDDEN_NOTE = ("(Outputs of the graded run are shown up to the first graded checks only: from there on, code "
-               "could have printed the hidden cases. Your scores and the checks' messages are above.)\n")
+HIDDEN_NOTE = N_("(Outputs of the graded run are shown up to the first graded checks only: from there on, code "
+                 "could have printed the hidden cases. Your scores and the checks' messages are above.)\n")
 
 
 def _strip(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
@@ -50,7 +52,7 @@ def _strip(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
             cell.outputs = [o for o in cell.outputs if EMIT_MIME not in o.get("data", {})]
             if is_checks_cell(cell) and not hidden_ran:
                 hidden_ran = True
-                cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=HIDDEN_NOTE)]
+                cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=_(HIDDEN_NOTE))]
             elif hidden_ran:  # whatever learner code printed once hidden code had been in its process
                 cell.outputs = []
         if is_checks_cell(cell):
@@ -78,8 +80,9 @@ def _fit_page(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     for k, cell in enumerate(nb.cells):
         left -= _text_size(cell)
         if k >= FEEDBACK_CELLS or left < 0:
-            note = (f"(Cells {k + 1} to {len(nb.cells)} are not shown: a feedback page shows at most "
-                    f"{FEEDBACK_CELLS} cells and {FEEDBACK_CHARS // 1024} KiB of text.)")
+            note = _("(Cells {first} to {last} are not shown: a feedback page shows at most {cells} cells and "
+                     "{kib} KiB of text.)").format(first=k + 1, last=len(nb.cells), cells=FEEDBACK_CELLS,
+                                                   kib=FEEDBACK_CHARS // 1024)
             nb.cells = nb.cells[:k] + [nbformat.v4.new_markdown_cell(note)]
             break
     return nb
@@ -92,7 +95,7 @@ def _without_hidden(source: str) -> str:
         text = line.strip()
         if kind == "hidden" or text.startswith(END_HIDDEN):
             continue
-        kept.append("# (graded checks with more cases ran here; they are not shown)"
+        kept.append(_("# (graded checks with more cases ran here; they are not shown)")
                     if text.startswith(BEGIN_HIDDEN) else line)
     return "\n".join(kept) + "\n"
 
@@ -103,10 +106,14 @@ def _summary(record: GradeRecord, notebook: str) -> str:
         if e.notebook != notebook:
             continue
         cls = "pass" if e.score == e.max_points else "fail"
+        note = e.reason if e.status != "passed" else _("passed")
         rows.append(f"<tr><td>{html.escape(e.grade_id)}</td><td class='{cls}'>{e.score:g} / {e.max_points:g}"
-                    f"</td><td>{html.escape(e.reason if e.status != 'passed' else 'passed')}</td></tr>")
-    return ("<h2>Your scores</h2><table><tr><th>exercise</th><th>score</th><th>note</th></tr>" + "".join(rows)
-            + "</table><p>Graded checks include more cases than the visible ones in your notebook.</p>")
+                    f"</td><td>{html.escape(note)}</td></tr>")
+    # (gettext's extractor does not look inside f-strings: every message is a plain literal)
+    title, more = _("Your scores"), _("Graded checks include more cases than the visible ones in your notebook.")
+    head = "".join(f"<th>{html.escape(_(name))}</th>" for name in (N_("exercise"), N_("score"), N_("note")))
+    return (f"<h2>{html.escape(title)}</h2><table><tr>{head}</tr>" + "".join(rows) + "</table>"
+            f"<p>{html.escape(more)}</p>")
 
 
 def page_language(nb: nbformat.NotebookNode) -> str:
@@ -128,19 +135,23 @@ def feedback(course: Course, chapter: str, students: list[str] | None = None) ->
             continue
         for nb_path in sorted((course.autograded / student / chapter).glob("*.ipynb")):
             try:
-                nb = _fit_page(_strip(nbformat.read(str(nb_path), as_version=4)))
+                nb = nbformat.read(str(nb_path), as_version=4)
                 lang = page_language(nb)
+                with speaking(submitted_language(nb) or "en"):  # the page's own words in the language submitted
+                    nb = _fit_page(_strip(nb))
             except Exception as exc:  # a truncated or hand-edited file: this page only, never the class's
                 print(f"feedback: not written for {student}/{nb_path.stem}: autograded/{student}/{chapter}/"
                       f"{nb_path.name} cannot be read ({type(exc).__name__}); run `python -m grader autograde "
                       f"{chapter} --force --student {student}` to write it again", file=sys.stderr)
                 continue
             body = safe_html(exporter.from_notebook_node(nb)[0])  # no learner script in the page (issue 17)
-            page = (f"<!doctype html><html lang='{lang}'><head><meta charset='utf-8'><title>{html.escape(chapter)} · "
-                    f"{html.escape(nb_path.stem)}</title><style>{STYLE}</style></head><body>"
-                    f"<h1>{html.escape(chapter)}: {html.escape(nb_path.stem)}</h1>"
-                    f"<p>{html.escape(student)}: {record.score:g} / {record.max_score:g} for the chapter.</p>"
-                    f"{_summary(record, nb_path.stem)}<hr>{body}</body></html>")
+            with speaking(submitted_language(nb) or "en"):
+                total = _("{student}: {score} / {max_score} for the chapter.").format(
+                    student=student, score=f"{record.score:g}", max_score=f"{record.max_score:g}")
+                page = (f"<!doctype html><html lang='{lang}'><head><meta charset='utf-8'><title>"
+                        f"{html.escape(chapter)} · {html.escape(nb_path.stem)}</title><style>{STYLE}</style></head>"
+                        f"<body><h1>{html.escape(chapter)}: {html.escape(nb_path.stem)}</h1>"
+                        f"<p>{html.escape(total)}</p>{_summary(record, nb_path.stem)}<hr>{body}</body></html>")
             out = course.feedback / student / chapter / f"{nb_path.stem}.html"
             out.parent.mkdir(parents=True, exist_ok=True)
             out.write_text(page, encoding="utf-8")

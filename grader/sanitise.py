@@ -50,6 +50,7 @@ from grader.nbgrader_compat import (
 )
 from grader.notebook_file import SanitiseError, read_notebook
 from torchcourse.contract import hidden_split
+from torchcourse.i18n import TRANSLATIONS, language_of
 
 # nbgrader's preprocessors log every restored cell, and jsonschema's whole report on invalid metadata: what
 # matters reaches the notes in one line each, so their log goes nowhere (not to Python's last-resort stderr).
@@ -247,15 +248,8 @@ def _course_root(db_url: str) -> Path | None:
 def submitted_language(nb: NotebookNode) -> str | None:
     """The translated release a notebook says it is (``metadata.torchcourse.language``) if the course has that
     language, else None (English: the source)."""
-    metadata = nb.get("metadata")
-    course = metadata.get("torchcourse") if isinstance(metadata, dict) else None
-    language = course.get("language") if isinstance(course, dict) else None
-    if not isinstance(language, str):
-        return None
-    # imported only for a notebook that names a language: it brings Babel, slow to import
-    from torchcourse.translation.catalogs import LANGUAGES
-
-    return language if language in LANGUAGES else None
+    language = language_of(nb.get("metadata"))
+    return language if language in TRANSLATIONS else None
 
 
 @dataclass(frozen=True)

@@ -25,13 +25,14 @@ from pathlib import Path
 
 DOMAIN = "torchcourse"
 LOCALE_DIR = Path(__file__).resolve().parent / "locale"
-LANGUAGES = ("en", "zh_CN")
+#: The languages the course is translated into (English is the source); `normalise` knows their names.
+TRANSLATIONS = ("zh_CN",)
 
 
 def normalise(name: str | None) -> str | None:
     """A locale name as the course knows it ('zh_CN.UTF-8', 'zh-Hans', 'zh' -> 'zh_CN'; 'en_GB', 'C' ->
     'en'), or None for an empty or unknown one."""
-    if not name:
+    if not name or not isinstance(name, str):
         return None
     base = name.split(".")[0].split("@")[0].replace("-", "_").lower()
     if base.startswith("zh"):

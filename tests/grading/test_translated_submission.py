@@ -133,6 +133,9 @@ def test_a_chinese_submission_scores_as_the_english_one_and_keeps_its_language(t
     # The longest run of Chinese in the exercise prompts: on the Chinese page, not on the English one.
     run = max((m for s in zh_locked.values() for m in re.findall(r"[\u4e00-\u9fff（）]+", s)), key=len)
     assert run in text["zh"] and run not in text["en"], run
+    # The page's own words too, from the code's catalog: the same page, each in the language submitted.
+    assert "你的得分" in text["zh"] and "Your scores" not in text["zh"], text["zh"][:300]
+    assert "Your scores" in text["en"] and "你的得分" not in text["en"]
     print(f"scores: course grader en {records['en']['score']:g}, zh {records['zh']['score']:g}; plain nbgrader "
           f"en {sum(theirs['en'][g] for g in points):g}, zh {sum(theirs['zh'][g] for g in points):g} "
           f"of {sum(points.values()):g}")

@@ -158,3 +158,19 @@ def test_an_explorer_speaks_the_learners_language_and_its_figure_stays_english()
     assert zh["graph"]["labels"][:3] == ["out =", "x", "y"] and _has_chinese(zh["graph"]["labels"][3])
     assert "<code>x[1:, ::2]</code>" in zh["memory"]["caption"] and "(4, 2)" in zh["memory"]["caption"]
     assert "'x +'" in zh["graph"]["caption"]
+
+
+def test_no_message_hides_inside_an_f_string():
+    """gettext's extractor reads `_("...")` only as a plain call: one inside an f-string's braces never reaches
+    the catalog, and its words would stay English in every language."""
+    import ast
+
+    hidden = []
+    for path in code_strings._python_files(ROOT):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.JoinedStr):
+                for call in ast.walk(node):
+                    literal = isinstance(call, ast.Call) and call.args and isinstance(call.args[0], ast.Constant)
+                    if literal and getattr(call.func, "id", "") in ("_", "N_"):
+                        hidden.append(f"{path.relative_to(ROOT)}:{call.lineno}")
+    assert not hidden, hidden

@@ -23,9 +23,10 @@ import nbformat
 from babel.messages.catalog import Catalog
 from babel.messages.pofile import escape, read_po, unescape, write_po
 
+from torchcourse.i18n import TRANSLATIONS
 from torchcourse.translation.markdown_units import rebuild, units
 
-LANGUAGES = ("zh_CN",)
+LANGUAGES = TRANSLATIONS
 PROJECT = "torchcourse"
 BUGS = "CONTRIBUTING.md"
 HEADER = """\
