@@ -16,8 +16,8 @@ The Chinese site's sources are generated into ``<out>/zh-src/`` (never edited by
   yet, linking to the English pages;
 - ``_toc.yml``: the English toc with the Chinese half of each part caption.
 
-``--zh-chapters CH --fallback`` puts chapter CH in the Chinese site even if it is not released, each message
-without a translation in English: only for tests (a Chinese page of a notebook before any chapter is released);
+``--zh-chapters CH --fallback`` puts chapter CH in the Chinese site even if it is not released (its notebooks made
+from the catalogs, each message without a translation in English): only for tests and benchmarks/site_build.py;
 the committed site never has such pages.
 """
 
@@ -29,6 +29,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import yaml
@@ -139,7 +140,7 @@ def prepare_chinese_sources(src: Path, chapters: list[str], fallback: bool) -> N
             for f in files:
                 nb = ROOT / f"{f}.ipynb"
                 release = ROOT / "zh_CN" / f"{f}.ipynb"
-                if release.exists() and not fallback:
+                if release.exists():
                     text = release.read_text(encoding="utf-8")
                 else:
                     if not fallback:
@@ -238,9 +239,11 @@ def main(argv: list[str] | None = None) -> int:
     for language in args.language or list(LANGUAGES):
         command = [sys.executable, str(Path(__file__).resolve()), "--out", str(out), "--one", language,
                    f"--zh-chapters={','.join(chapters)}"] + (["--fallback"] if args.fallback else [])
+        start = time.perf_counter()
         if subprocess.run(command, cwd=ROOT).returncode != 0:
             print(f"book/build_site.py: the {LANGUAGES[language]['name']} build failed", file=sys.stderr)
             return 1
+        print(f"book/build_site.py: {language} site built in {time.perf_counter() - start:.1f} s", flush=True)
     write_chooser(out)
     return 0
 

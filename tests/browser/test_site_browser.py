@@ -412,8 +412,15 @@ def _glossary_queries() -> list[tuple[str, re.Pattern]]:
     return queries
 
 
-def test_search_finds_every_page_that_uses_each_glossary_term(browser):
-    html = sitebuild.learner_site().html
+@pytest.fixture
+def learner_site() -> sitebuild.Site:
+    """The session's learner site. By this name, tests/conftest.py keeps a test that uses it on the test worker
+    that builds the site (the crawl's learner tests are there too), instead of building it again on another."""
+    return sitebuild.learner_site()
+
+
+def test_search_finds_every_page_that_uses_each_glossary_term(browser, learner_site):
+    html = learner_site.html
     pages = {p.relative_to(html).with_suffix("").as_posix(): _page_text(p) for p in html.rglob("*.html")
              if p.relative_to(html).parts[0] in {"book", "chapters"}}
     queries = _glossary_queries()
@@ -445,7 +452,7 @@ def test_search_finds_every_page_that_uses_each_glossary_term(browser):
 CHINESE_QUERIES = {"令牌": {"book/run-it-yourself"}, "火箭": {"book/intro", "book/run-it-yourself"}}
 
 
-def test_chinese_search_finds_a_word_inside_a_sentence(browser):
+def test_chinese_search_finds_a_word_inside_a_sentence(browser, learner_site):
     html = sitebuild.chinese_site().html
     for word, docs in CHINESE_QUERIES.items():
         assert all(word in _page_text(html / f"{doc}.html") for doc in docs), f"{word!r} is no longer on {docs}"
