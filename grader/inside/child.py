@@ -83,6 +83,11 @@ def run_child(shell: GradeShell, spec: dict, cmd: int, res: int, snap: dict, lin
     buf = bytearray()
     setup = _read_message(cmd, buf)  # the seed comes down the pipe: no file the job could read or replace
     base = _confine_template(spec) if ctl is not None else _confine(spec)
+    if ctl is not None and spec.get("uid") is not None:
+        # The template stays root, but reaches files as the job's uid would (the kernel drops root's file
+        # capabilities with the filesystem uid), so the prefix can write and read only what a full run's could.
+        _libc.setfsgid(spec["gid"])
+        _libc.setfsuid(spec["uid"])
     _enter_job_folder(spec["dir"])
     _seed_everything(int(setup["seed"]))
     shell.user_ns["__name__"] = "__main__"

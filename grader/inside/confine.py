@@ -250,7 +250,7 @@ def _confine_template(spec: dict) -> int:
     if JOB_CPUS:
         os.sched_setaffinity(0, JOB_CPUS)
     base = _address_space()
-    _limits({**spec, "uid": None}, base)
+    _limits({**spec, "uid": None}, base)  # no RLIMIT_NPROC: it would count the uid's jobs, not the template
     if _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
         raise OSError(ctypes.get_errno(), "prctl(NO_NEW_PRIVS) failed")
     _seccomp()

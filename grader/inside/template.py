@@ -192,6 +192,8 @@ def _become_job(shell, spec: dict, fds: list[int], ctl: int, cmd: int, res: int,
     from .child import _enter_job_folder, _read_message, _serve_cells
 
     os.close(ctl)
+    _libc.setfsuid(0)  # root's file access back for the set-up (copies, chown); `_confine` drops it for good
+    _libc.setfsgid(0)
     reopened = _reopen(reopen)  # first, before this child opens anything; root's still, but only files anyone
     # may read (`_read_only_file`), and in the template's mount namespace, where the prefix opened them
     new_cmd, new_res, link = fds

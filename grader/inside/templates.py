@@ -66,8 +66,8 @@ class Template:
                 os.chmod(os.path.join(folder, entry.name), 0o644)
         self.folder = folder
         self.results = folder + ".results.jsonl"
-        tspec = {**spec, "id": f"t{n}", "dir": folder, "results": self.results, "uid": None, "gid": None,
-                 "isolate": True, "netns": False}
+        # The job's uid: the template's temp space is its, and the template reaches files as it (child.run_child)
+        tspec = {**spec, "id": f"t{n}", "dir": folder, "results": self.results, "isolate": True, "netns": False}
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         began = time.monotonic()
         try:

@@ -18,6 +18,10 @@ from tests.helpers.course import course_chapters, course_copy, grade_points, sub
 pytestmark = pytest.mark.grading
 
 STUDENTS = ("solution", "untouched", "wrong0", "wrong1")
+# Notebooks whose opening measures this machine and says so in words that depend on what it measured ("the
+# samples differ by 3 times: other programs were using the machine"): no two runs print the same, so only their
+# records are compared.
+MEASURING = ("04-hardware/01-roofline",)
 
 
 def _submit(root: Path, chapter: str) -> list[str]:
@@ -49,6 +53,26 @@ def _graded(root: Path, chapter: str, prefix: bool, seed: int) -> tuple[dict, di
     return records, notebooks, pages, out.openings
 
 
+def _same_but_measurements(forked: dict, full: dict) -> list[str]:
+    """Assert the files are the same both ways, except that a file may differ in decimal numbers and figures
+    (what a cell measured, timings, bandwidths, and the plots of them: they differ between any two runs);
+    the names of the files that differed so."""
+    assert forked.keys() == full.keys()
+    measured = []
+    for name in forked:
+        if forked[name] != full[name]:
+            if not any(f"/{nb}." in name for nb in MEASURING):
+                assert _without_measurements(forked[name]) == _without_measurements(full[name]), name
+            measured.append(name)
+    return measured
+
+
+def _without_measurements(text: str) -> str:
+    text = re.sub(r'"image/png": "[^"]*"', '"image/png": "..."', text)
+    text = re.sub(r"data:image/png;base64,[A-Za-z0-9+/=]+", "data:image/png;base64,...", text)
+    return re.sub(r"\d+\.\d+", "#", text)
+
+
 def _without_addresses(text: str) -> str:
     """`text` with the memory addresses an object's repr shows ("<MulBackward0 object at 0x7f...>") made one:
     they differ between any two runs, as between any two processes."""
@@ -71,8 +95,8 @@ def test_forked_from_the_opening_grades_as_every_cell_run(tmp_path, chapter):
     forked = _graded(root, chapter, True, seed=20261206)
     full = _graded(root, chapter, False, seed=20261206)
     assert forked[0] == full[0]
-    assert forked[1] == full[1]
-    assert forked[2] == full[2]
+    measured = _same_but_measurements(forked[1], full[1]) + _same_but_measurements(forked[2], full[2])
+    print(chapter, "differ only in what the cells measured or drew from it:", sorted(set(measured)))
     openings = forked[3]
     assert not full[3]  # --no-prefix: nothing asked of a template
     # Every notebook that has an opening was forked for the students whose opening is the release's, or says why not.
