@@ -410,7 +410,9 @@ def _autograde(k: Klass) -> str:
 
 def _grades(k: Klass) -> dict[str, float]:
     text = k.run_as(k.inst, "cat ~/torchcourse/grades.csv").stdout
-    return {r["student_id"]: float(r["score"]) for r in csv.DictReader(io.StringIO(text)) if r["assignment"] == CH}
+    # the two students of the round (nbgrader export lists every student of the gradebook, with 0 for no submission)
+    return {r["student_id"]: float(r["score"]) for r in csv.DictReader(io.StringIO(text))
+            if r["assignment"] == CH and r["student_id"] in k.students}
 
 
 def _max_score() -> float:
@@ -537,8 +539,8 @@ def _gradebook(k: Klass) -> dict[str, float]:
     """Each student's total in the gradebook, read directly (nbgrader export reads the same)."""
     from nbgrader.api import Gradebook
 
-    with Gradebook(f"sqlite:///{k.course / 'gradebook.db'}", COURSE_ID) as gb:
-        return {s.id: gb.find_submission(CH, s.id).score for s in gb.students}
+    with Gradebook(f"sqlite:///{k.course / 'gradebook.db'}", COURSE_ID) as gb:  # the two who submitted CH
+        return {s: gb.find_submission(CH, s).score for s in k.students}
 
 
 def test_a_student_cannot_touch_the_exchange_or_read_what_is_not_theirs(klass, attacks):
