@@ -22,7 +22,12 @@ it has): a quarter fully correct, the rest with one or two plausible wrong answe
   the sandboxed child timed them, every job as its worker timed it and the grader process's CPU, so the
   overhead per notebook beyond its cells, and where it goes, do not move with the host's speed;
 * with --dask, the same on a TLS Dask scheduler and two single-threaded `dask worker` processes
-  (tests/helpers/dask_cluster.py; benchmarks/cluster_grading.py compares them with the local pool).
+  (tests/helpers/dask_cluster.py; benchmarks/cluster_grading.py compares them with the local pool);
+* the limit of grading from templates (grader/inside/template.py): each notebook's cells before its first answer
+  cell (its opening) once, plus N x the rest, over the cores (the same warm-process measure on the solutions
+  cut at their first answer cell); the grader against it and against the all-cells limit, which notebooks ran
+  every cell and why, and what each notebook's template held in memory (its RSS and PSS, and what it holds
+  that the worker does not share: its private pages and temp space). `--no-prefix` grades every cell instead.
 
 Both courses have the chapter recorded in their gradebook before timing (nbgrader's
 generate_assignment; the grader's first autograde of a chapter does the same once).
@@ -83,9 +88,31 @@ def scores(root: Path, chapter: str) -> dict[str, float]:
         return {s.student.id: float(s.score) for s in gb.assignment_submissions(chapter)}
 
 
-def _grader(root: Path, chapter: str, workers: int | None, scheduler: str | None = None, certs: Path | None = None
-            ) -> dict:
+def openings(dest: Path, chapter: str) -> Path:
+    """A solutions folder whose notebooks stop before their first answer cell (what a template runs), with the
+    chapter's other files beside them: `grading_breakdown.limit` on it times the openings."""
+    from grader.autograde import opening
+    from grader.sanitise import Sanitised
+
+    src, out = REPO / "solutions" / chapter, dest / "solutions" / chapter
+    shutil.copytree(src, out)
+    for path in sorted(out.glob("*.ipynb")):
+        nb = nbformat.read(str(path), as_version=4)
+        code = [i for i, c in enumerate(nb.cells) if c.cell_type == "code"]
+        points = grade_points(nb)
+        grades = {g: code.index(i) for i, c in enumerate(nb.cells) if c.cell_type == "code"
+                  for g in [c.metadata.get("nbgrader", {}).get("grade_id")] if g in points}
+        n = len(opening(Sanitised(nb, code, grades, points, [])))
+        nb.cells = [c for i, c in enumerate(nb.cells) if c.cell_type != "code" or code.index(i) < n]
+        write(nb, path)
+    return dest / "solutions"
+
+
+def _grader(root: Path, chapter: str, workers: int | None, scheduler: str | None = None, certs: Path | None = None,
+            prefix: bool = True) -> dict:
     cmd = [sys.executable, "-m", "grader", "--root", str(root), "autograde", chapter, "--timings"]
+    if not prefix:
+        cmd.append("--no-prefix")
     if workers:
         cmd += ["--workers", str(workers)]
     if scheduler:
@@ -98,8 +125,11 @@ def _grader(root: Path, chapter: str, workers: int | None, scheduler: str | None
     line = next(x for x in done.stdout.splitlines() if " timings " in x)
     timings = dict(kv.split("=") for kv in line.split(" timings ", 1)[1].split())
     t = {k: float(v.rstrip("s")) for k, v in timings.items()}
+    templates = {x.split(" template ", 1)[1].split()[0]: dict(kv.split("=") for kv in x.split()[3:])
+                 for x in done.stdout.splitlines() if " template " in x}
+    full = [x for x in done.stderr.splitlines() if "ran every cell" in x]
     return {**t, "wall": wall, "start_up": wall - t["grading"], "process": wall - t["grading"] - t["start_up"],
-            "workers": t["start_up"]}
+            "workers": t["start_up"], "templates": templates, "full": full}
 
 
 def in_run(g: dict, cores: int, notebooks: int) -> None:
@@ -132,6 +162,7 @@ def main() -> int:
     ap.add_argument("--chapter", default="01-tensors")
     ap.add_argument("--workers", type=int, default=None)
     ap.add_argument("--dask", action="store_true", help="also grade on a Dask LocalCluster of 2 processes")
+    ap.add_argument("--no-prefix", action="store_true", help="grade every cell of every submission (no templates)")
     args = ap.parse_args()
     sys.path.insert(0, str(REPO / "benchmarks"))
     from grading_breakdown import limit, parallel_limit
@@ -166,9 +197,10 @@ def main() -> int:
         # percent over minutes here): the grader is held against their means.
         lims = [limit(args.chapter)["*"]]
         together = [parallel_limit(args.chapter, cores)]
-        g = _grader(b, args.chapter, args.workers)
+        g = _grader(b, args.chapter, args.workers, prefix=not args.no_prefix)
         together.append(parallel_limit(args.chapter, cores))
         lims.append(limit(args.chapter)["*"])
+        heads = limit(args.chapter, solutions=openings(tmp / "openings", args.chapter))["*"]
         lim = {k: sum(x[k] for x in lims) / len(lims) for k in lims[0]}
         floor = args.n * lim["png"] / cores
         per_sub = sum(together) / len(together)
@@ -184,6 +216,22 @@ def main() -> int:
               f"gave {scaling} x one process's throughput, not {cores} x",
               flush=True)
         ratio = g["grading"] / floor
+        workers = args.workers or cores
+        rest = lim["png"] - heads["png"]
+        floor_prefix = (heads["png"] + args.n * rest) / cores
+        print(f"the openings (cells before each notebook's first answer cell): {heads['png']:.3f} s of the "
+              f"{lim['png']:.3f} s ({100 * heads['png'] / lim['png']:.0f} %); limit from templates, the openings once "
+              f"+ N x the rest, over the cores: {floor_prefix:.1f} s (each of the {workers} workers runs each opening "
+              f"once: {(workers * heads['png'] + args.n * rest) / cores:.1f} s)")
+        if not args.no_prefix:
+            print(f"  grading / limit from templates:    {g['grading'] / floor_prefix:8.2f} x   (target <= 1.25)")
+            print(f"  grading / all-cells limit:         {ratio:8.2f} x   (target < 0.35)")
+            for line in g["full"]:
+                print("  ran every cell: " + line.split(": ", 1)[1])
+            for nb, t in sorted(g["templates"].items()):
+                print(f"  template {nb}: opening {float(t.get('template_seconds', 0)):.2f} s, RSS "
+                      f"{float(t.get('rss_kb', 0)) / 1024:.0f} MB, PSS {float(t.get('pss_kb', 0)) / 1024:.0f} MB, "
+                      f"its own (private pages and temp space) {float(t.get('private_kb', 0)) / 1024:.0f} MB")
         over = (g["grading"] * cores - args.n * lim["png"]) / (args.n * notebooks) * 1000
         over_together = (g["grading"] - floor_together) * cores / (args.n * notebooks) * 1000
         print(f"python -m grader autograde, {args.n} submissions: {g['wall']:8.1f} s = start-up {g['start_up']:.1f} s "
@@ -198,7 +246,8 @@ def main() -> int:
               f"N x the limit, over the notebooks; against the cores-together limit {over_together:.1f} ms")
         in_run(g, cores, args.n * notebooks)
         speed = (t_nb / k) / (g["wall"] / args.n)
-        print(f"  speed-up over serial nbgrader:     {speed:8.1f} x   (target >= 13; per submission, whole commands)")
+        print(f"  speed-up over serial nbgrader:     {speed:8.1f} x   (target >= 50 from templates, 13 without; per "
+              "submission, whole commands)")
         sa, sb = scores(a, args.chapter), scores(b, args.chapter)
         diff = {s: (sa.get(s), sb.get(s)) for s in sorted(sa) if sa.get(s) != sb.get(s)}
         print(f"  every score matched nbgrader's:    {'yes' if not diff else 'NO'} ({len(sa)} students compared)")

@@ -54,9 +54,9 @@ def _graded(root: Path, chapter: str, prefix: bool, seed: int) -> tuple[dict, di
 
 
 def _same_but_measurements(forked: dict, full: dict) -> list[str]:
-    """Assert the files are the same both ways, except that a file may differ in decimal numbers and figures
-    (what a cell measured, timings, bandwidths, and the plots of them: they differ between any two runs);
-    the names of the files that differed so."""
+    """Assert the files are the same both ways, except that a file may differ in decimal numbers, figures and
+    temporary files' random names (what a cell measured, timings, bandwidths, the plots of them: they differ
+    between any two runs); the names of the files that differed so."""
     assert forked.keys() == full.keys()
     measured = []
     for name in forked:
@@ -70,6 +70,7 @@ def _same_but_measurements(forked: dict, full: dict) -> list[str]:
 def _without_measurements(text: str) -> str:
     text = re.sub(r'"image/png": "[^"]*"', '"image/png": "..."', text)
     text = re.sub(r"data:image/png;base64,[A-Za-z0-9+/=]+", "data:image/png;base64,...", text)
+    text = re.sub(r"/tmp/tmp[a-z0-9_]{8}", "/tmp/tmp...", text)  # tempfile's random names
     return re.sub(r"\d+\.\d+", "#", text)
 
 
