@@ -18,10 +18,10 @@ from tests.helpers.course import course_chapters, course_copy, grade_points, sub
 pytestmark = pytest.mark.grading
 
 STUDENTS = ("solution", "untouched", "wrong0", "wrong1")
-# Notebooks whose opening measures this machine and says so in words that depend on what it measured ("the
-# samples differ by 3 times: other programs were using the machine"): no two runs print the same, so only their
-# records are compared.
-MEASURING = ("04-hardware/01-roofline",)
+# Notebooks whose outputs no two runs print the same: an opening that measures this machine and says so in words
+# that depend on what it measured ("the samples differ by 3 times: other programs were using the machine"), and
+# launched DDP runs whose logs carry times, pids and ports. Only their records are compared.
+MEASURING = ("04-hardware/01-roofline", "03-parallel/03-ddp-for-real", "03-parallel/04-ddp-in-practice")
 
 
 def _submit(root: Path, chapter: str) -> list[str]:
