@@ -7,6 +7,7 @@ import os
 import signal
 import socket
 import sys
+import tempfile
 import time
 
 import numpy
@@ -62,6 +63,9 @@ def _enter_job_folder(jobdir: str) -> None:
     os.environ.clear()
     os.environ.update({"HOME": jobdir, "PATH": "/usr/bin:/bin", "TMPDIR": jobdir, "USER": "learner",
                        "MPLBACKEND": "module://matplotlib_inline.backend_inline", "PYTHONDONTWRITEBYTECODE": "1"})
+    # The warm process chose tempfile's folder before this job had one (its /tmp, not writable by the job's uid):
+    # tempfile.mkdtemp() in a learner's cell must look at TMPDIR again, as it does in a fresh kernel.
+    tempfile.tempdir = None
     sys.stdout, sys.stderr = _Sink("stdout", 1), _Sink("stderr", 2)
     sys.stdin = open(os.devnull)
 

@@ -268,3 +268,15 @@ def test_a_job_cannot_enter_the_folder_of_the_job_before(sandbox_facilities):
         w.collect(first)
     text = "".join(o.get("text", "") for o in second.cells[0].outputs)
     assert text.startswith("refused"), text
+
+
+def test_a_job_makes_its_temporary_folders_in_its_own_folder(sandbox_facilities):
+    """tempfile.mkdtemp() in a cell works and lands in the job's folder (TMPDIR), as in a fresh kernel: the warm
+    process chose its temp folder before the job had one, and a job's uid cannot write the sandbox's /tmp."""
+    from grader.sandbox import Limits, SandboxWorker
+
+    with SandboxWorker(Limits(cell_timeout=10, budget=30)) as w:
+        done = w.run(["import os, tempfile\nmade = tempfile.mkdtemp()\n"
+                      "print(made.startswith(os.environ['TMPDIR']), os.path.isdir(made))"], seed=1)
+    text = "".join(o.get("text", "") for o in done.cells[0].outputs)
+    assert text.strip() == "True True", done.cells[0].outputs
