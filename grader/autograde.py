@@ -28,7 +28,7 @@ from grader.executed import chapter_markdown
 from grader.finish import finish
 from grader.pools import DaskPool, Job, LocalPool, with_one_retry
 from grader.sandbox import Limits, RawResult, warn_missing
-from grader.sanitise import Sanitised, SanitiseError, SourceBook, sanitise, solution_notebook
+from grader.sanitise import Sanitised, SanitiseError, SourceBook, sanitise, solution_notebook, submitted_language
 from grader.submission import chapter_files, submission_hash
 from grader.wire import JobKey
 
@@ -237,7 +237,8 @@ def _sanitised_jobs(course: Course, chapter: str, notebooks: list[str], batch: B
             cells, head = _cells(sub), openings.get(nb)
             # Forked from the template only when every cell up to the first answer is the release's, byte for byte.
             same = bool(head) and cells[:len(head)] == head
-            yield Job(JobKey(s, nb), cells, seed, list(sub.grade_cells.values()), files, head if same else None)
+            yield Job(JobKey(s, nb), cells, seed, list(sub.grade_cells.values()), files, head if same else None,
+                      submitted_language(sub.nb))
         batch.sanitising_done(s)
 
 

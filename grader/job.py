@@ -105,11 +105,12 @@ def prefix_file(prefix: list[str], seed: int, files: dict[str, bytes] | None) ->
 
 
 def write_job(outside: Path, cells: list[str], seed: int, watch, files: dict[str, bytes] | None,
-              uid: int | None, prefix: list[str] | None = None) -> None:
+              uid: int | None, prefix: list[str] | None = None, language: str | None = None) -> None:
     """The job's folder as the worker reads it: job.json (root's only), prefix.json when the job may be forked
     from a template (root's only), the chapter's data files beside them (a name that is a path, or one of the
     job's own files, is skipped), all of it the job's uid's when it has one."""
-    (outside / "job.json").write_text(json.dumps({"cells": split_cells(cells, watch), "seed": seed}))
+    job = {"cells": split_cells(cells, watch), "seed": seed, "language": language}
+    (outside / "job.json").write_text(json.dumps(job))
     os.chmod(outside / "job.json", 0o600)
     if prefix:
         (outside / "prefix.json").write_text(json.dumps(prefix_file(prefix, seed, files)))

@@ -28,6 +28,9 @@ class Job:
     # The release's cells before the notebook's first answer cell, when this submission opens with exactly
     # these (grader.autograde): the worker runs them once a batch and forks the job from there.
     prefix: list[str] | None = None
+    # The translated release the notebook was submitted from (grader.sanitise.submitted_language): the checks'
+    # messages are written in it. None: English.
+    language: str | None = None
 
 
 class LocalPool:
@@ -56,7 +59,7 @@ class LocalPool:
         w = self.free.get()
         try:
             try:
-                answered = w.dispatch(job.cells, job.seed, job.watch, job.files, job.prefix)
+                answered = w.dispatch(job.cells, job.seed, job.watch, job.files, job.prefix, job.language)
             finally:
                 self.free.put(w)  # the worker's next job runs while this one's results are read
             return w.collect(answered)
@@ -114,7 +117,8 @@ class SchedulerLost(RuntimeError):
 
 def run_on_dask_worker(cells: list[str], seed: int, watch: list[int], limits: dict,
                        files: dict[str, bytes] | None = None, preload: tuple[str, ...] = (),
-                       expect: dict | None = None, prefix: list[str] | None = None) -> dict:
+                       expect: dict | None = None, prefix: list[str] | None = None,
+                       language: str | None = None) -> dict:
     """A Dask task, sent by reference: the worker runs it with the grader installed there. One job in this Dask
     worker's own warm sandbox worker (never in the Dask thread), once its course is the grader's (`expect`:
     a worker that joined after the batch's check could differ)."""
@@ -130,7 +134,7 @@ def run_on_dask_worker(cells: list[str], seed: int, watch: list[int], limits: di
             w.close()
         w = _local.worker = SandboxWorker(lim, slot=threading.get_ident() % 1000, preload=preload)
         atexit.register(w.close)
-    return w.run(cells, seed, watch, files, prefix).to_dict()
+    return w.run(cells, seed, watch, files, prefix, language).to_dict()
 
 
 class DaskPool:
@@ -163,7 +167,8 @@ class DaskPool:
         futures = {}
         for job in jobs:
             fut = self.client.submit(run_on_dask_worker, job.cells, job.seed, job.watch, self.limits.to_dict(),
-                                     job.files, self.preload, self.expect, job.prefix, pure=False, retries=0)
+                                     job.files, self.preload, self.expect, job.prefix, job.language, pure=False,
+                                     retries=0)
             futures[fut] = job
         for fut in as_completed(list(futures)):
             job = futures.pop(fut)

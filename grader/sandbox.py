@@ -169,33 +169,34 @@ class SandboxWorker:
 
     # ----------------------------------------------------------------- jobs
     def run(self, cells: list[str], seed: int, watch: list[int] = (), files: dict[str, bytes] | None = None,
-            prefix: list[str] | None = None) -> RawResult:
+            prefix: list[str] | None = None, language: str | None = None) -> RawResult:
         """Run `cells` in a fresh sandboxed child; never raises for anything the learner did.
 
         `files` (name -> bytes) are the chapter's own data files, released to learners too, put
         beside the cells as nbgrader puts them beside an autograded notebook. `prefix`: the release's cells
         before the notebook's first answer cell, given only when `cells` open with exactly these; the worker
-        runs them once in a template and forks the job's child from there (grader/inside/template.py)."""
-        return self.collect(self.dispatch(cells, seed, watch, files, prefix))
+        runs them once in a template and forks the job's child from there (grader/inside/template.py).
+        `language`: the translated release the notebook came from; the checks' messages are written in it."""
+        return self.collect(self.dispatch(cells, seed, watch, files, prefix, language))
 
     def dispatch(self, cells: list[str], seed: int, watch: list[int] = (), files: dict[str, bytes] | None = None,
-                 prefix: list[str] | None = None) -> Answered:
+                 prefix: list[str] | None = None, language: str | None = None) -> Answered:
         """`run`'s first half: the job runs and the worker answers. The worker is free for the next job when
         this returns; `collect` reads and removes what this job left (a pool does that while the next runs,
         so the worker does not wait for it)."""
-        answered = self._dispatch(cells, seed, watch, files, prefix)
+        answered = self._dispatch(cells, seed, watch, files, prefix, language)
         said = answered.reply.get("prefix")
         if prefix and type(said) is dict and said.get("how") == "again":
             # The worker could not run the job from its template (the opening was not the template's, or the
             # forked child failed before any learner code ran): it runs again, in full.
             answered.remove()
-            answered = self._dispatch(cells, seed, watch, files, None)
+            answered = self._dispatch(cells, seed, watch, files, None, language)
             if answered.died is None:
                 answered.reply["prefix"] = {"how": "full", "why": str(said.get("why", ""))[:300]}
         return answered
 
     def _dispatch(self, cells: list[str], seed: int, watch, files: dict[str, bytes] | None,
-                  prefix: list[str] | None) -> Answered:
+                  prefix: list[str] | None, language: str | None = None) -> Answered:
         if not self.alive():
             self.start()
         self.counter += 1
@@ -206,7 +207,7 @@ class SandboxWorker:
         answered = Answered(outside, results, len(cells), list(self.preload_errors))
         try:
             opening = prefix if self.prefix_ok(cells, watch, prefix) else None
-            write_job(outside, cells, seed, watch, files, self.uid, opening)
+            write_job(outside, cells, seed, watch, files, self.uid, opening, language)
             inside = f"/jobs/{name}" if self.fac.bwrap else str(outside)
             spec = {"id": name, "dir": inside, "results": f"/jobs/{results.name}" if self.fac.bwrap else str(results),
                     "uid": self.uid, "gid": self.uid,

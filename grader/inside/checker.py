@@ -102,6 +102,8 @@ def run_checker(cmd: int, res: int, sock: socket.socket) -> None:
     if setup is None:
         os._exit(0)
     _seed_everything(int(setup["seed"]))  # the grading seed: hidden cases are drawn from it
+    if setup.get("language"):  # the checks' messages in the language of the release submitted
+        os.environ["TORCHCOURSE_LANGUAGE"] = str(setup["language"])[:16]
     canonical = {name: sys.modules[mod] for name, mod in CANONICAL.items() if mod in sys.modules}
     canonical.update({name: getattr(grading, name) for name in grading.__all__ if hasattr(grading, name)})
     ns = _Namespace({"__name__": "__main__", "__builtins__": builtins, **canonical})

@@ -162,7 +162,7 @@ class _JobRun:
         nonce = secrets.token_hex(16)
         self.chan.start(nonce, [])
         if self.chk_w is not None:
-            _send(self.chk_w, {"seed": self.job["seed"]})
+            _send(self.chk_w, {"seed": self.job["seed"], "language": self.job.get("language")})
         # A child forked from a template keeps the random state the prefix left: it gets no seed.
         _send(self.cmd_w, {"nonce": nonce} if self.forked else {"seed": secrets.randbits(63), "nonce": nonce})
         return self.wait(True, None)

@@ -126,6 +126,12 @@ def test_a_chinese_submission_scores_as_the_english_one_and_keeps_its_language(t
     assert {g: html.unescape(s) for g, s in _locked_markdown(graded["zh"]).items()} == zh_locked
     assert {g: html.unescape(s) for g, s in _locked_markdown(graded["en"]).items()} == en_locked
 
+    # The checks ran in the sandbox in the language submitted: the wrong exercise's message says why in it.
+    failed = {s: [o["evalue"] for c in graded[s].cells if c.cell_type == "code" for o in c.get("outputs", [])
+                  if o.get("output_type") == "error" and o.get("ename") == "CheckFailed"] for s in graded}
+    assert failed["zh"] and all(re.search(r"[\u4e00-\u9fff]", m) for m in failed["zh"]), failed["zh"]
+    assert failed["en"] and not any(re.search(r"[\u4e00-\u9fff]", m) for m in failed["en"]), failed["en"]
+
     pages = {p.parent.parent.name: p for p in feedback(Course(root), CHAPTER)}
     zh_page, en_page = (pages[s].read_text(encoding="utf-8") for s in ("zh", "en"))
     assert "<html lang='zh-CN'>" in zh_page and "<html lang='en'>" in en_page
