@@ -128,15 +128,7 @@ def _fresh_job_space(jobdir: str, tmp_mb: int, uid: int | None, gid: int | None)
         if entry.name not in JOB_FILES and entry.is_file(follow_symlinks=False):
             with open(entry.path, "rb") as f:
                 data[entry.name] = f.read()
-    _mount("tmpfs", jobdir, "tmpfs", MS_NOSUID | MS_NODEV, f"size={tmp_mb}m,nr_inodes=65536,mode=0755")
-    parts = {}
-    for name, mode in (("work", 0o700), ("shm", 0o1777)):
-        path = os.path.join(jobdir, name)
-        os.mkdir(path)
-        os.chmod(path, mode)
-        parts[name] = os.open(path, os.O_PATH | os.O_DIRECTORY)
-    if uid is not None:
-        os.chown(os.path.join(jobdir, "work"), uid, gid)
+    parts = _job_tmpfs(jobdir, tmp_mb, uid, gid)
     for name, content in data.items():
         fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644, dir_fd=parts["work"])
         try:
@@ -281,14 +273,9 @@ def _copy_tree(src: str, dst: str, uid: int | None, gid: int | None) -> None:
             os.chown(target, uid, gid)
 
 
-def _forked_job_space(jobdir: str, template_dir: str, tmp_mb: int, uid: int | None, gid: int | None) -> None:
-    """`_fresh_job_space` for a child forked from a template: its own IPC, network and mount namespaces and a
-    tmpfs of `tmp_mb` MB, holding a copy of what the template's folder and /dev/shm held after the prefix, bound
-    at the template's own paths (the folder the prefix ran in is the folder the rest runs in, as in a full
-    run). The template's own temp space is covered in this child's mount namespace, so nothing the job writes
-    reaches the template or another job. Runs as root, before the uid is dropped."""
-    _job_namespaces()
-    _mount("none", "/", None, MS_REC | MS_PRIVATE)
+def _job_tmpfs(jobdir: str, tmp_mb: int, uid: int | None, gid: int | None) -> dict[str, int]:
+    """A tmpfs of `tmp_mb` MB on the job's folder, with `work` (the job's, 0700) and `shm` (1777) in it; an
+    O_PATH descriptor of each, to bind them where the job sees them."""
     _mount("tmpfs", jobdir, "tmpfs", MS_NOSUID | MS_NODEV, f"size={tmp_mb}m,nr_inodes=65536,mode=0755")
     parts = {}
     for name, mode in (("work", 0o700), ("shm", 0o1777)):
@@ -298,6 +285,18 @@ def _forked_job_space(jobdir: str, template_dir: str, tmp_mb: int, uid: int | No
         parts[name] = os.open(path, os.O_PATH | os.O_DIRECTORY)
     if uid is not None:
         os.chown(os.path.join(jobdir, "work"), uid, gid)
+    return parts
+
+
+def _forked_job_space(jobdir: str, template_dir: str, tmp_mb: int, uid: int | None, gid: int | None) -> None:
+    """`_fresh_job_space` for a child forked from a template: its own IPC, network and mount namespaces and a
+    tmpfs of `tmp_mb` MB, holding a copy of what the template's folder and /dev/shm held after the prefix, bound
+    at the template's own paths (the folder the prefix ran in is the folder the rest runs in, as in a full
+    run). The template's own temp space is covered in this child's mount namespace, so nothing the job writes
+    reaches the template or another job. Runs as root, before the uid is dropped."""
+    _job_namespaces()
+    _mount("none", "/", None, MS_REC | MS_PRIVATE)
+    parts = _job_tmpfs(jobdir, tmp_mb, uid, gid)
     _copy_tree(template_dir, os.path.join(jobdir, "work"), uid, gid)
     if os.path.isdir("/dev/shm"):
         _copy_tree("/dev/shm", os.path.join(jobdir, "shm"), uid, gid)

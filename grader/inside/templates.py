@@ -117,7 +117,10 @@ class Template:
             left = deadline - time.monotonic()
             if left <= 0 or not select.select([self.sock], [], [], left)[0]:
                 return None
-            chunk = self.sock.recv(1 << 16)
+            try:
+                chunk = self.sock.recv(1 << 16)
+            except OSError:  # reset: the template died after taking the request (the job then runs in full)
+                return None
             if not chunk:
                 return None
             data += chunk
