@@ -50,7 +50,7 @@ from grader.nbgrader_compat import (
 )
 from grader.notebook_file import SanitiseError, read_notebook
 from torchcourse.contract import hidden_split
-from torchcourse.i18n import TRANSLATIONS, language_of
+from torchcourse.i18n import TRANSLATIONS
 
 # nbgrader's preprocessors log every restored cell, and jsonschema's whole report on invalid metadata: what
 # matters reaches the notes in one line each, so their log goes nowhere (not to Python's last-resort stderr).
@@ -248,7 +248,10 @@ def _course_root(db_url: str) -> Path | None:
 def submitted_language(nb: NotebookNode) -> str | None:
     """The translated release a notebook says it is (``metadata.torchcourse.language``) if the course has that
     language, else None (English: the source)."""
-    language = language_of(nb.get("metadata"))
+    metadata = nb.get("metadata")
+    course = metadata.get("torchcourse") if isinstance(metadata, dict) else None
+    language = course.get("language") if isinstance(course, dict) else None
+    # exactly a release's name: "zh-Hant" or "zh" is no release of this course, so the notebook is English
     return language if language in TRANSLATIONS else None
 
 

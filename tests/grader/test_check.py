@@ -58,7 +58,7 @@ def test_check_in_the_kernel_reruns_one_exercise_with_the_messages_of_grader_che
 def test_check_runs_in_a_real_kernel_and_finds_its_notebook(tmp_path):
     from nbclient import NotebookClient
 
-    from grader.check import FOOTER
+    from torchcourse.grading import CHECK_FOOTER as FOOTER
 
     path = _saved(tmp_path)
     nb = nbformat.read(path, as_version=4)
