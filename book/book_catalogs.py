@@ -111,21 +111,9 @@ def update(page: str) -> Path:
     from torchcourse.translation import catalogs
 
     path = catalog_path(page)
-    fresh = template(page)
-    if path.exists():
-        catalog = catalogs.read(path, LANGUAGE)
-        fresh.creation_date = catalog.creation_date
-        catalog.update(fresh, no_fuzzy_matching=False, update_header_comment=False)
-    else:
-        catalog = Catalog(locale=LANGUAGE, project="torchcourse", version="1", fuzzy=False,
-                          header_comment=catalogs.HEADER.replace("notebooks'", "site pages'").replace(
-                              "python -m torchcourse.translation update", "python book/book_catalogs.py update"),
-                          copyright_holder="the torchcourse contributors", msgid_bugs_address=catalogs.BUGS,
-                          last_translator="the torchcourse contributors",
-                          language_team=f"torchcourse {LANGUAGE} <{catalogs.BUGS}>")
-        catalog.update(fresh)
-        catalog.revision_date = catalog.creation_date
-    catalogs.write(path, catalog)
+    header = catalogs.HEADER.replace("notebooks'", "site pages'").replace(
+        "python -m torchcourse.translation update", "python book/book_catalogs.py update")
+    catalogs.merge(path, template(page), LANGUAGE, header)
     return path
 
 

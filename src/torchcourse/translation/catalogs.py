@@ -110,9 +110,9 @@ def update(root: Path, language: str, notebook: Path) -> Path:
     return path
 
 
-def merge(path: Path, fresh: Catalog, language: str) -> None:
+def merge(path: Path, fresh: Catalog, language: str, header: str = HEADER) -> None:
     """Write the catalog at `path` with exactly `fresh`'s messages, keeping every translation it had:
-    unchanged messages as they were, changed ones fuzzy with their old English."""
+    unchanged messages as they were, changed ones fuzzy with their old English. `header` starts a new file."""
     if path.exists():
         catalog = read(path, language)
         fresh.creation_date = catalog.creation_date  # the file changes only when its messages do
@@ -128,7 +128,7 @@ def merge(path: Path, fresh: Catalog, language: str) -> None:
             project=PROJECT,
             version="1",
             fuzzy=False,
-            header_comment=HEADER,
+            header_comment=header,
             copyright_holder="the torchcourse contributors",
             msgid_bugs_address=BUGS,
             last_translator="the torchcourse contributors",
