@@ -26,8 +26,10 @@ from pathlib import Path
 
 from nbgrader.exchange.default import ExchangeFetchAssignment, ExchangeReleaseAssignment
 
+from torchcourse.i18n import TRANSLATIONS
+
 # The translated releases the exchange may carry: the course's languages other than English (its source).
-TRANSLATED = ("zh_CN",)
+TRANSLATED = TRANSLATIONS
 
 
 class CourseRelease(ExchangeReleaseAssignment):
