@@ -551,30 +551,42 @@ _PLAYER_MESSAGE = re.compile(r'(<div class="tc-player-message">)(.*?)(</div>)', 
 _PLAYER_ALT = re.compile(r'(<img class="tc-player-frame" alt=")([^"]*)(")')
 
 
-def _players_in_chinese(app: Sphinx, pagename: str, templatename: str, context: dict, doctree: Any) -> None:
-    """On the Chinese site, each frame player's words in Chinese where the course's catalog has them (the one
-    torchcourse.i18n gives the widgets): its title, its controls' names and values, the messages that are fixed
-    sentences, and the notes under it. The player is an executed output, shared with the English site (one
-    execution for both), so it is translated here, word by word as the catalog has it; a message with numbers
-    in it (made by the widget's core from its state) stays as the English execution wrote it."""
+_PLAYER_SRC = re.compile(r'(<img class="tc-player-frame" alt="[^"]*" src="data:image/png;base64,)([^"]*)(")')
+
+
+def _players_in_language(app: Sphinx, pagename: str, templatename: str, context: dict, doctree: Any) -> None:
+    """Each frame player as this site's language shows it. The player is an executed output, shared by both sites
+    (one execution for both), that carries its pictures in English and, beside them, in each translation
+    (``translated_images``, torchcourse.widgets.Explorer.frames): every site drops those copies (a page carries
+    its own language's pictures only), and the Chinese site shows its own. Its words go through the course's
+    catalog (the one torchcourse.i18n gives the widgets) on the Chinese site: its title, its controls' names and
+    values, its messages and the notes under it, each as the catalog has it, a message with numbers in it through
+    the message with placeholders it was formatted from (torchcourse.i18n.translate_text)."""
     body = context.get("body", "")
-    if app.config.course_language != "zh" or _PLAYER_START not in body:
+    if _PLAYER_START not in body:
         return
     import html as html_module
 
     from torchcourse.frames import PLAYER_ABOUT, PLAYER_NO_SCRIPT, _script_json
-    from torchcourse.i18n import translations
+    from torchcourse.i18n import translate_text
 
-    gettext = translations("zh_CN").gettext
+    lang = "zh_CN" if app.config.course_language == "zh" else "en"
 
     def words(text: str) -> str:
-        return gettext(text) if text else text
+        return translate_text(text, lang) if text else text
 
     def one_player(segment: str) -> str:
         m = _PLAYER_DATA.search(segment)
         if not m:
             return segment
         data = json.loads(m.group(2))
+        translated = data.pop("translated_images", {}).get(lang)
+        if translated:
+            data["images"] = translated
+            start = translated[data["frames"][data["start"]][-2]]
+            segment = _PLAYER_SRC.sub(lambda t: t.group(1) + start + t.group(3), segment, 1)
+        if lang == "en":
+            return segment[:m.start()] + m.group(1) + _script_json(data) + m.group(3) + segment[m.end():]
         data["title"] = words(data["title"])
         for axis in data["axes"]:
             axis.update(description=words(axis["description"]), labels=[words(x) for x in axis["labels"]],
@@ -591,6 +603,32 @@ def _players_in_chinese(app: Sphinx, pagename: str, templatename: str, context: 
 
     pieces = body.split(_PLAYER_START)
     context["body"] = pieces[0] + "".join(_PLAYER_START + one_player(piece) for piece in pieces[1:])
+
+
+def _figures_in_language(app: Sphinx, config: Any) -> None:
+    """A figure output carries its translations in its metadata (torchcourse.widgets.TRANSLATED_FIGURES): the
+    site of a translation writes that language's PNG as the page's image, the English site the output's own.
+
+    myst-nb renders an image output from its data alone, with no hook of its own between the cached notebook and
+    the image file, so its image renderer is wrapped here: each language's site is a process of its own
+    (book/build_site.py), which decides the language for the whole build."""
+    if config.course_language != "zh":
+        return
+    import dataclasses
+
+    from myst_nb.core.render import NbElementRenderer
+
+    from torchcourse.widgets import TRANSLATED_FIGURES
+
+    plain = NbElementRenderer.render_image
+
+    def render_image(self, data):
+        copies = data.output_metadata.get(data.mime_type, {}).get(TRANSLATED_FIGURES, {})
+        if "zh_CN" in copies:
+            data = dataclasses.replace(data, content=copies["zh_CN"])
+        return plain(self, data)
+
+    NbElementRenderer.render_image = render_image
 
 
 # --------------------------------------------------------------------- figures' alt text
@@ -679,7 +717,8 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("config-inited", _language_theme)
     app.connect("builder-inited", _output_folder, priority=600)  # after myst-nb's own (500)
     app.connect("html-page-context", _language_switch)
-    app.connect("html-page-context", _players_in_chinese)
+    app.connect("html-page-context", _players_in_language)
+    app.connect("config-inited", _figures_in_language)
     app.connect("config-inited", _instructor_theme)
     app.connect("config-inited", _site_frames)
     app.connect("config-inited", _theme_mode)

@@ -13,7 +13,7 @@ import html
 import io
 import json
 from dataclasses import dataclass
-from typing import Any, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 
 @dataclass(frozen=True)
@@ -51,20 +51,31 @@ class FrameData(TypedDict):
     messages: list[str]       # HTML, each message once
     frames: list[list[int]]   # per state: its value index per axis, then its image index and message index
     start: int                # the index in ``frames`` of the starting state
+    #: Only in the site build's output, never read by the script: each translation's pictures, by language, in the
+    #: order of ``images``. The site of that language swaps them in; every site drops the key (course_site.py).
+    translated_images: NotRequired[dict[str, list[str]]]
 
 
 def frame_data(title: str, axes: list[FrameAxis], pngs: list[bytes], messages: list[str],
-               frames: list[list[int]], start: int) -> FrameData:
-    """The player's data for a widget's computed frames (``pngs`` and ``messages`` as ``frames`` index them)."""
-    return FrameData(
+               frames: list[list[int]], start: int, translated: dict[str, list[bytes]] | None = None) -> FrameData:
+    """The player's data for a widget's computed frames (``pngs`` and ``messages`` as ``frames`` index them;
+    ``translated``: the same pictures in other languages, by language, in the order of ``pngs``)."""
+    data = FrameData(
         title=title,
         axes=[AxisData(name=a.name, description=a.description, kind=a.kind, labels=a.labels, start=a.start,
                        note=a.note) for a in axes],
-        images=[base64.b64encode(png_small(png)).decode("ascii") for png in pngs],
+        images=[_encoded(png) for png in pngs],
         messages=messages,
         frames=frames,
         start=start,
     )
+    if translated:
+        data["translated_images"] = {lang: [_encoded(png) for png in copies] for lang, copies in translated.items()}
+    return data
+
+
+def _encoded(png: bytes) -> str:
+    return base64.b64encode(png_small(png)).decode("ascii")
 
 
 #: Said under every player: what it is, and that its controls need JavaScript.

@@ -19,6 +19,8 @@ import gettext as _gettext
 import io
 import json
 import os
+import re
+import string as _string
 from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
@@ -129,3 +131,65 @@ def speaking(lang: str | None):
             os.environ.pop("TORCHCOURSE_LANGUAGE", None)
         else:
             os.environ["TORCHCOURSE_LANGUAGE"] = before
+
+
+# --------------------------------------------------------------------- finished text
+
+_FIELD = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)(?:![rsa])?(?::[^{}]*)?\}")
+#: What str.format replaces in a translation: a field, or a doubled brace that stands for one brace.
+_FORMATTED = re.compile(r"\{\{|\}\}|" + _FIELD.pattern)
+
+
+@lru_cache(maxsize=4)
+def _templates(lang: str) -> list[tuple[re.Pattern, str]]:
+    """The catalog's translated messages that have {placeholders}, each as (a pattern that matches the English it
+    formats to, its translation), the most specific (most literal text) first. Compiled once per catalog.
+
+    A placeholder is a non-greedy group; one named twice must capture the same text twice. A message whose
+    literal text has no letter ("{a}: {b}") is left out: it would match almost any text."""
+    catalog = getattr(translations(lang), "_catalog", {})
+    found = []
+    for msgid, msgstr in catalog.items():
+        if not isinstance(msgid, str) or "{" not in msgid or not msgstr or msgid == msgstr:
+            continue
+        try:
+            parts = list(_string.Formatter().parse(msgid))
+        except ValueError:
+            continue
+        pattern, literal, names = [], "", set()
+        for text, field, spec, conversion in parts:
+            pattern.append(re.escape(text))
+            literal += text
+            if field is None:
+                continue
+            if not _FIELD.fullmatch("{" + field + "}"):  # {0}, {x.y}, {x[0]}: not a name this can carry
+                break
+            pattern.append(f"(?P={field})" if field in names else f"(?P<{field}>.*?)")
+            names.add(field)
+        else:
+            if names and re.search(r"[^\W\d_]", literal):
+                found.append((len(literal), re.compile(r"\A" + "".join(pattern) + r"\Z", re.S), msgstr))
+    found.sort(key=lambda item: -item[0])
+    return [(pattern, msgstr) for _length, pattern, msgstr in found]
+
+
+def translate_text(text: str, lang: str = "zh_CN") -> str:
+    """A finished English text (a message already formatted, numbers and all) in ``lang``; itself where the
+    catalog has no message it can come from.
+
+    The exact message first; else the message with {placeholders} that formats to it (its placeholders matched
+    as any text, the most specific message first), its translation filled with the values it captured, as they
+    stand in the English (a value formatted with ``{x:.2f}`` keeps its two decimals)."""
+    if not text or lang == "en":
+        return text
+    catalog = getattr(translations(lang), "_catalog", {})
+    exact = catalog.get(text)
+    if exact:
+        return exact
+    for pattern, msgstr in _templates(lang):
+        m = pattern.match(text)
+        if m:
+            values = m.groupdict()
+            return _FORMATTED.sub(lambda f: values.get(f.group(1), f.group(0)) if f.group(1) else f.group(0)[0],
+                                  msgstr)
+    return text

@@ -14,6 +14,7 @@ frames' format, which that script reads, is ``torchcourse.frames.FrameData``.
 
 from __future__ import annotations
 
+import base64
 import io
 import itertools
 import os
@@ -25,33 +26,80 @@ from IPython import get_ipython
 from IPython.display import display
 from matplotlib.figure import Figure
 
+from torchcourse.figure_words import can_draw, in_language
 from torchcourse.frames import FrameAxis, FrameData, frame_data, player_html
+from torchcourse.i18n import LIST_SEPARATOR, TRANSLATIONS, N_, language, translations
 from torchcourse.i18n import gettext as _
 
 
-def figure_png(fig: Figure) -> bytes:
-    """A figure as PNG bytes (what the notebook, the widget and the site show).
+def figure_png(fig: Figure, lang: str | None = None) -> bytes:
+    """A figure as PNG bytes (what the notebook, the widget and the site show), its words in ``lang`` (default:
+    the learner's language, `torchcourse.i18n.language`; English where no font can draw that language).
 
     Cropped to what was drawn ("tight"), unless the renderer declared with `fits_canvas`
     that everything lies inside the canvas: the crop costs a second layout pass, a large
     part of a widget's redraw.
     """
+    lang = lang or language()
+    if lang != "en" and can_draw(lang):
+        with in_language(fig, lang):
+            return _png(fig, lang)
+    return _png(fig, "en")
+
+
+def _png(fig: Figure, lang: str) -> bytes:
     buf = io.BytesIO()
     tight = None if getattr(fig, FITS_CANVAS, False) else "tight"
-    fig.savefig(buf, format="png", dpi=90, bbox_inches=tight, metadata={"Description": figure_description(fig)})
+    fig.savefig(buf, format="png", dpi=90, bbox_inches=tight,
+                metadata={"Description": figure_description(fig, lang)})
     return buf.getvalue()
 
 
-def figure_description(fig: Figure) -> str:
-    """What a figure shows, from its own titles and axis labels: the alt text the site gives its picture."""
+def translated_pngs(fig: Figure, english: bytes) -> dict[str, bytes]:
+    """The figure in each language the course is translated into whose words it can draw, where that picture
+    differs from ``english`` (the figure's English PNG): what the site build carries beside the English."""
+    copies = {}
+    for lang in TRANSLATIONS:
+        if can_draw(lang):
+            png = figure_png(fig, lang)
+            if png != english:
+                copies[lang] = png
+    return copies
+
+
+#: The key, in an image/png output's metadata, of the figure's translated PNGs (base64, by language) that the site
+#: build carries beside the English output; the Chinese site shows its own (book/_ext/course_site.py).
+TRANSLATED_FIGURES = "torchcourse_translations"
+
+
+def _figure_output(fig: Figure) -> bytes | tuple[bytes, dict]:
+    """What IPython shows for a figure: its PNG; in the site build, the English PNG with its translations in the
+    output's metadata (one execution serves every language's site)."""
+    if not os.environ.get(SITE_FRAMES_ENV):
+        return figure_png(fig)
+    english = figure_png(fig, "en")
+    copies = translated_pngs(fig, english)
+    if not copies:
+        return english
+    return english, {TRANSLATED_FIGURES: {lang: base64.b64encode(png).decode("ascii") for lang, png in copies.items()}}
+
+
+def figure_description(fig: Figure, lang: str = "en") -> str:
+    """What a figure shows, from its own titles and axis labels: the alt text the site gives its picture (its
+    connecting words in ``lang``; the titles as the figure shows them)."""
+    gettext = translations(lang).gettext
     said = [fig._suptitle.get_text()] if getattr(fig, "_suptitle", None) is not None else []
     for ax in fig.axes:
         labels = [ax.get_title(), ax.get_xlabel(), ax.get_ylabel()]
         title, x, y = (" ".join(t.split()) for t in labels)
-        if title or x or y:
-            said.append(title + (f" ({x} against {y})" if x and y else f" ({x or y})" if x or y else ""))
+        if x and y:
+            said.append(gettext(N_("{title} ({x} against {y})")).format(title=title, x=x, y=y).strip())
+        elif x or y:
+            said.append(gettext(N_("{title} ({label})")).format(title=title, label=x or y).strip())
+        elif title:
+            said.append(title)
     said = [" ".join(s.split()) for s in said if s.strip()]
-    return "; ".join(dict.fromkeys(said)) or "A figure drawn by the notebook's code"
+    return gettext(LIST_SEPARATOR).join(dict.fromkeys(said)) or gettext(N_("A figure drawn by the notebook's code"))
 
 
 FITS_CANVAS = "_torchcourse_fits_canvas"
@@ -82,7 +130,7 @@ def _register_figure_display() -> None:
     # cells; IPython only knows how to show pyplot figures, so teach it these too.
     shell = get_ipython()
     if shell is not None:
-        shell.display_formatter.formatters["image/png"].for_type(Figure, figure_png)
+        shell.display_formatter.formatters["image/png"].for_type(Figure, _figure_output)
 
 
 _register_figure_display()
@@ -276,21 +324,36 @@ class Explorer(widgets.VBox):
 
     def frame(self, values: dict[str, Any]) -> tuple[bytes, str]:
         """One state as the notebook shows it: (the renderer's PNG, the message HTML), via the same core."""
+        figure, message = self._drawn(values)
+        return figure_png(figure), message
+
+    def _drawn(self, values: dict[str, Any]) -> tuple[Figure, str]:
         state = self._compute(**values)
-        return figure_png(self._render(state)), getattr(state, "message", "")
+        return self._render(state), getattr(state, "message", "")
 
     def frames(self) -> FrameData:
         """Every state of the frame space, computed and drawn: the player's data (`FrameData`, JSON-ready);
-        equal pictures and messages are stored once."""
+        equal pictures and messages are stored once. In the site build the pictures are English, each with its
+        translations beside it (``translated_images``), which the site swaps in or drops."""
+        site = bool(os.environ.get(SITE_FRAMES_ENV))
         axes, states = self.frame_states()
         images: dict[bytes, int] = {}
+        translated: dict[str, dict[int, bytes]] = {}
         messages: dict[str, int] = {}
         frames = []
         for state in states:
-            png, message = self.frame({a.name: a.values[i] for a, i in zip(axes, state)})
-            frames.append([*state, images.setdefault(png, len(images)), messages.setdefault(message, len(messages))])
-        return frame_data(self.title, axes, list(images), list(messages), frames,
-                          states.index(tuple(a.start for a in axes)))
+            figure, message = self._drawn({a.name: a.values[i] for a, i in zip(axes, state)})
+            png = figure_png(figure, "en" if site else None)
+            new = png not in images
+            index = images.setdefault(png, len(images))
+            if site and new:
+                for lang, copy in translated_pngs(figure, png).items():
+                    translated.setdefault(lang, {})[index] = copy
+            frames.append([*state, index, messages.setdefault(message, len(messages))])
+        pngs = list(images)
+        return frame_data(self.title, axes, pngs, list(messages), frames, states.index(tuple(a.start for a in axes)),
+                          {lang: [by_index.get(i, png) for i, png in enumerate(pngs)]
+                           for lang, by_index in translated.items()})
 
     def player_html(self) -> str:
         """The site's frame player (`torchcourse.frames.player_html`) for this widget's frames."""

@@ -154,12 +154,12 @@ def draw_descent(state: DescentState, ax=None) -> Figure:
     (x0, x1, y0, y1) = SURFACES[state.surface][2]
     good = np.array(state.correct)
     ax.plot(good[:, 0], good[:, 1], "o-", color="#4c72b0", ms=3, lw=1.2)
-    ax.text(0.02, 0.97, "blue: zero_grad() each step", color="#4c72b0", fontsize=8, transform=ax.transAxes,
+    ax.text(0.02, 0.97, N_("blue: zero_grad() each step"), color="#4c72b0", fontsize=8, transform=ax.transAxes,
             va="top", bbox=_KEY_BOX)
     if state.forgetful is not None:
         bad = np.array(state.forgetful)
         ax.plot(bad[:, 0], bad[:, 1], "s--", color="#c44e52", ms=3, lw=1.2)
-        ax.text(0.02, 0.91, "red: zero_grad() forgotten", color="#c44e52", fontsize=8, transform=ax.transAxes,
+        ax.text(0.02, 0.91, N_("red: zero_grad() forgotten"), color="#c44e52", fontsize=8, transform=ax.transAxes,
                 va="top", bbox=_KEY_BOX)
     ax.plot(*good[0], "k*", ms=10, zorder=4)  # the start, above the key's white box
     ax.set_xlim(x0, x1)
@@ -167,8 +167,9 @@ def draw_descent(state: DescentState, ax=None) -> Figure:
     # No ticks (they cost more than the whole drawing); the box's corners are named in the title instead.
     ax.set_xticks([])
     ax.set_yticks([])
-    ax.text(0.5, 1.01, f"{state.surface}: lr {state.lr:g}, momentum {state.momentum:g}   "
-            f"(w0 from {x0:g} to {x1:g}, w1 from {y0:g} to {y1:g})", fontsize=8,
+    ax.text(0.5, 1.01, N_("{surface}: lr {lr:g}, momentum {momentum:g}   (w0 from {x0:g} to {x1:g}, w1 from {y0:g} "
+                          "to {y1:g})").format(surface=state.surface, lr=state.lr, momentum=state.momentum, x0=x0,
+                                               x1=x1, y0=y0, y1=y1), fontsize=8,
             ha="center", va="bottom", transform=ax.transAxes)
     return fig
 

@@ -568,8 +568,10 @@ def draw_graph(state: GraphState, ax=None) -> Figure:
     ax.set_xlim(min(xs) - _BOX_W * 0.6, max(xs) + _BOX_W * 0.6)
     ax.set_ylim(min(ys) - _BOX_H, max(ys) + _BOX_H)
     ax.set_aspect("equal")
-    title = f"out = {state.expression}" if state.expression else "recorded graph"
-    ax.text(0.5, 1.0, f"{title}   (backward step {state.step}/{len(state.steps)})", fontsize=9, ha="center",
+    title = f"out = {state.expression}" if state.expression else N_("recorded graph")
+    ax.text(0.5, 1.0, N_("{title}   (backward step {step}/{steps})").format(title=title, step=state.step,
+                                                                             steps=len(state.steps)), fontsize=9,
+            ha="center",
             va="bottom", transform=ax.transAxes)
     return fig
 

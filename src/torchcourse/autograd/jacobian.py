@@ -142,7 +142,8 @@ def draw_jacobian(state: JacobianState, ax=None) -> Figure:
             ax.add_artist(patch(paths, colour, size=size, zorder=3))
     ax.set_xlim(-2.4, n + 1.0)
     ax.set_ylim(m + 1.6, -0.8)
-    ax.text(0.5, 1.02, f"{state.function}: J is {m}x{n}\nfull J: {m} VJPs (jacrev) or {n} JVPs (jacfwd)",
+    ax.text(0.5, 1.02, N_("{function}: J is {m}x{n}").format(function=state.function, m=m, n=n) + "\n"
+            + N_("full J: {m} VJPs (jacrev) or {n} JVPs (jacfwd)").format(m=m, n=n),
             ha="center", va="bottom", fontsize=9, transform=ax.transAxes)
     return fig
 

@@ -93,22 +93,23 @@ def draw_fixed(view: FixedView, fig: Figure | None = None, region=(0.0, 0.0, 1.0
                                  transform=fig.transFigure, fc=_BIT_COLOURS[role],
                                  alpha=0.9 if bit == "1" else 0.15, ec="black", lw=0.5))
     groups = [view.bits[0], view.bits[1:1 + view.int_bits], view.bits[1 + view.int_bits:]]
-    fig.text(x0 + 0.02 * w, y0 + 0.85 * h, f"Q{view.int_bits}.{view.frac_bits}: sign (red), integer (blue), "
-             "fraction (green)", fontsize=TEXT_PT)
+    fig.text(x0 + 0.02 * w, y0 + 0.85 * h, N_("Q{int_bits}.{frac_bits}: sign (red), integer (blue), fraction (green)")
+             .format(int_bits=view.int_bits, frac_bits=view.frac_bits), fontsize=TEXT_PT)
     fig.text(x0 + 0.02 * w, y0 + 0.42 * h,
-             "bits: " + " | ".join(g for g in groups if g) + "   (dark = 1)\n"
-             + f"{view.value:g} -> {view.represented:.6g} (error {view.error:+.2g})"
-             + ("  SATURATED" if view.overflow else ""),
+             N_("bits: {bits}   (dark = 1)").format(bits=" | ".join(g for g in groups if g)) + "\n"
+             + (N_("{value} -> {represented} (error {error})  SATURATED") if view.overflow
+                else N_("{value} -> {represented} (error {error})")).format(
+                 value=f"{view.value:g}", represented=f"{view.represented:.6g}", error=f"{view.error:+.2g}"),
              fontsize=TEXT_PT, family="monospace", va="top", linespacing=1.8)
     ax = fig.add_axes((x0 + 0.62 * w, y0 + 0.15 * h, 0.36 * w, 0.68 * h))
     true = 1 / (1 + np.exp(-view.sigmoid_x))
     ax.plot(view.sigmoid_x, true, color="black", lw=1)
     if not np.isnan(view.sigmoid_pwl).all():
         ax.plot(view.sigmoid_x, view.sigmoid_pwl, color="#c44e52", lw=1, ls="--")
-        ax.set_title(f"sigmoid (black), NFU-3 in this format (red):\nmax error "
-                     f"{np.nanmax(np.abs(view.sigmoid_pwl - true)):.3g}", fontsize=TEXT_PT)
+        ax.set_title(N_("sigmoid (black), NFU-3 in this format (red):\nmax error {error}").format(
+            error=f"{np.nanmax(np.abs(view.sigmoid_pwl - true)):.3g}"), fontsize=TEXT_PT)
     else:
-        ax.set_title("knots at +-8 do not fit this format", fontsize=TEXT_PT)
+        ax.set_title(N_("knots at +-8 do not fit this format"), fontsize=TEXT_PT)
     ax.set_xticks([-10, 0, 10])
     ax.set_yticks([0, 1])
     ax.tick_params(labelsize=TEXT_PT)

@@ -365,7 +365,7 @@ def draw_roofline(state: RooflineState, ax=None) -> Figure:
         ridge = np.log10(m.ridge(state.dtype))
         x = np.array([_X_MIN, ridge, _X_MAX]) if _X_MIN < ridge < _X_MAX else np.linspace(_X_MIN, _X_MAX, 81)
         roof = np.minimum(np.log10(m.peak[state.dtype]), x + np.log10(m.bandwidth))
-        label = f"{m.name} (per weight byte)" if m.weight_bytes_only else m.name
+        label = N_("{machine} (per weight byte)").format(machine=m.name) if m.weight_bytes_only else m.name
         ax.plot(x, roof, style, color=colour, label=label)
         intensity = state.intensity_on(m)
         if state.attainable.get(m.name) and intensity:
@@ -377,8 +377,8 @@ def draw_roofline(state: RooflineState, ax=None) -> Figure:
     if state.intensity > 0:
         ax.axvline(np.log10(state.intensity), color="grey", ls=":", lw=1)
     _log_ticks(ax)
-    ax.set_xlabel("arithmetic intensity (operations per byte, log scale)")
-    ax.set_ylabel("attainable operations per second (log scale)")
+    ax.set_xlabel(N_("arithmetic intensity (operations per byte, log scale)"))
+    ax.set_ylabel(N_("attainable operations per second (log scale)"))
     ax.set_title(f"{state.operation}, n={state.n}, {state.dtype}", fontsize=9)
     ax.legend(fontsize=8, loc="upper left")
     return fits_canvas(fig, left=0.2, right=0.95, bottom=0.12, top=0.93) if own else fig
@@ -417,7 +417,8 @@ def static_roofline(cpu: Machine | None = None) -> Figure:
             s = roofline_point(op, 512 if op != OPERATIONS[2] else 56, dtype, cpu)
             ax.axvline(np.log10(s.intensity), color="grey", ls=":", lw=1)
             ax.text(np.log10(s.intensity) + 0.06, height, op.split()[0], rotation=90, fontsize=8)
-        ax.set_title(f"{dtype}: matmul (n=512), add (n=512), conv2d (56x56); dotted: all bytes", fontsize=9)
+        ax.set_title(N_("{dtype}: matmul (n=512), add (n=512), conv2d (56x56); dotted: all bytes").format(dtype=dtype),
+                     fontsize=9)
     fig.tight_layout()
     return fig
 

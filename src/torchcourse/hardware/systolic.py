@@ -301,9 +301,9 @@ def systolic_frame(rows: int, cols: int, m: int, k: int, n: int, cycle: int, dat
 
 
 _CAPTIONS = {
-    "ws": ("a", "activations flow right \u2192; partial sums flow down \u2193; weights stay; grey: idle"),
-    "os": ("a", "activations flow right \u2192; weights flow down \u2193; sums stay; grey: idle"),
-    "is": ("w", "weights flow right \u2192; partial sums flow down \u2193; inputs stay; grey: idle"),
+    "ws": ("a", N_("activations flow right \u2192; partial sums flow down \u2193; weights stay; grey: idle")),
+    "os": ("a", N_("activations flow right \u2192; weights flow down \u2193; sums stay; grey: idle")),
+    "is": ("w", N_("weights flow right \u2192; partial sums flow down \u2193; inputs stay; grey: idle")),
 }
 
 
@@ -328,8 +328,9 @@ def draw_frame(frame: Frame, ax=None) -> Figure:
                         ha="center", va="center", fontsize=8, color=text_colour_on(rgb[i, j]))
     ax.axis("off")
     ax.text(0.5, -0.04, caption, transform=ax.transAxes, ha="center", va="top", fontsize=8)
-    ax.set_title(f"{frame.dataflow.upper()}, {frame.rows}x{frame.cols} array, M={frame.m} K={frame.k} N={frame.n}: "
-                 f"stream cycle {frame.cycle + 1}/{frame.steps}", fontsize=8)
+    ax.set_title(N_("{dataflow}, {rows}x{cols} array, M={m} K={k} N={n}: stream cycle {cycle}/{steps}").format(
+        dataflow=frame.dataflow.upper(), rows=frame.rows, cols=frame.cols, m=frame.m, k=frame.k, n=frame.n,
+        cycle=frame.cycle + 1, steps=frame.steps), fontsize=8)
     return fits_canvas(fig, left=0.02, right=0.98, bottom=0.07, top=0.93) if own else fig
 
 
@@ -373,10 +374,10 @@ def static_systolic_strip(rows: int = 4, cols: int = 4, m: int = 5, cycles=(0, 2
         ax.set_visible(False)
     for ax, c in zip(axes, cycles):
         draw_frame(systolic_frame(rows, cols, m, rows, cols, c), ax=ax)
-        ax.set_title(f"cycle {c + 1}", fontsize=9)
+        ax.set_title(N_("cycle {cycle}").format(cycle=c + 1), fontsize=9)
         ax.texts[-1].remove()                       # one caption for the strip, below
-    fig.suptitle("A 4x4 weight-stationary array, M = 5: activations flow right, partial sums flow\n"
-                 "down; colour: the partial sum passed down; grey: idle", fontsize=9, y=0.01, va="bottom")
+    fig.suptitle(N_("A 4x4 weight-stationary array, M = 5: activations flow right, partial sums flow\n"
+                    "down; colour: the partial sum passed down; grey: idle"), fontsize=9, y=0.01, va="bottom")
     fig.tight_layout(rect=(0, 0.4 / fig.get_figheight(), 1, 1))
     return fig
 
@@ -386,14 +387,15 @@ def static_dataflow_strip(size: int = 4, cycle: int = 4) -> Figure:
     animator in ``04-dataflows-and-memory``."""
     fig = Figure(figsize=(7.6, 3.6))  # narrow enough for the page's column to show it at full size
     axes = fig.subplots(1, 3)
-    moves = {"ws": "a \u2192, \u03a3 \u2193, weights stay", "os": "a \u2192, w \u2193, \u03a3 stays",
-             "is": "w \u2192, \u03a3 \u2193, inputs stay"}
+    moves = {"ws": N_("{flow}: a \u2192, \u03a3 \u2193, weights stay"), "os": N_("{flow}: a \u2192, w \u2193, \u03a3 stays"),
+             "is": N_("{flow}: w \u2192, \u03a3 \u2193, inputs stay")}
     for ax, flow in zip(axes, ["ws", "os", "is"]):
         draw_frame(systolic_frame(size, size, size, size, size, cycle, flow), ax=ax)
         ax.texts[-1].remove()                       # one caption for the strip, below; the moves in the title
-        ax.set_title(f"{flow.upper()}: {moves[flow]}", fontsize=9)
-    fig.suptitle(f"Stream cycle {cycle + 1} of a {size}x{size} tile, M = K = N = {size}: weight-, output- and "
-                 "input-stationary;\ncolour: the sum each PE passes down or holds; grey: idle",
+        ax.set_title(moves[flow].format(flow=flow.upper()), fontsize=9)
+    fig.suptitle(N_("Stream cycle {cycle} of a {size}x{size} tile, M = K = N = {size}: weight-, output- and "
+                    "input-stationary;\ncolour: the sum each PE passes down or holds; grey: idle").format(
+                        cycle=cycle + 1, size=size),
                  fontsize=9, y=0.01, va="bottom")
     fig.tight_layout(rect=(0, 0.1, 1, 1))
     return fig

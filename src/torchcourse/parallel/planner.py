@@ -42,7 +42,7 @@ TOKENS = 2048            # tokens per sample
 TFLOPS = 100.0           # assumed sustained bf16 throughput per device (an assumption, not a datasheet figure)
 PER_SERVER = 8           # devices per server, as in an 8-GPU server
 CAPACITY_GB = 80.0       # one H100's memory, drawn as a line on the memory panel
-KINDS = ("parameters", "gradients", "optimizer", "activations")
+KINDS = (N_("parameters"), N_("gradients"), N_("optimizer"), N_("activations"))  # the key's words too
 COLOURS = {"parameters": "#4c72b0", "gradients": "#dd8452", "optimizer": "#55a868", "activations": "#c44e52"}
 TIME_COLOURS = {"compute": "#4c72b0", "communicate": "#c44e52"}
 
@@ -82,11 +82,12 @@ def hidden_size(params: float) -> int:
 
 def analogy(devices: int, per_site: int = PER_SERVER) -> str:
     if devices == 1:
-        return "one worker: one device does everything"
+        return N_("one worker: one device does everything")
     if devices <= per_site:
-        return f"many workers, one site: {devices} devices in one server, joined by a fast link"
-    return (f"many sites: {devices} devices, {math.ceil(devices / per_site)} servers, "
-            f"network ({INTER_NODE.gb_per_s:.0f} GB/s per device)")
+        return N_("many workers, one site: {devices} devices in one server, joined by a fast link").format(
+            devices=devices)
+    return N_("many sites: {devices} devices, {servers} servers, network ({bandwidth:.0f} GB/s per device)").format(
+        devices=devices, servers=math.ceil(devices / per_site), bandwidth=INTER_NODE.gb_per_s)
 
 
 def link_bandwidth(link: str, devices: int) -> float:
@@ -191,11 +192,11 @@ def sent_label(sent: tuple[float, ...]) -> str:
         else:
             runs.append([d, d, gb])
     if len(sent) == 1:
-        return "device (one device sends nothing)"
+        return N_("device (one device sends nothing)")
     if len(runs) == 1:
-        return f"device (each sends {runs[0][2]} GB per step)"
-    return "device; GB sent per step: " + ", ".join(
-        f"{gb} ({a})" if a == b else f"{gb} ({a}-{b})" for a, b, gb in runs)
+        return N_("device (each sends {gb} GB per step)").format(gb=runs[0][2])
+    return N_("device; GB sent per step: {runs}").format(runs=", ".join(
+        f"{gb} ({a})" if a == b else f"{gb} ({a}-{b})" for a, b, gb in runs))
 
 
 def _device_ticks(n: int) -> list[int]:
@@ -228,10 +229,10 @@ class PlanFigure:
         # Labels at fixed distances (points) from their axes, with room for the widest tick labels.
         fixed = Fixed(self.figure)
         fixed.key(self.ax_mem, [(k, COLOURS[k]) for k in KINDS], fontsize=TEXT_PT)
-        fixed.ylabel(self.ax_mem, "memory (GB, model)", 31.0, fontsize=TEXT_PT)  # clear of "1000"
-        fixed.xlabel(self.ax_time, "time in one step (ms, model): blue compute, red communication", 18.0,
+        fixed.ylabel(self.ax_mem, N_("memory (GB, model)"), 31.0, fontsize=TEXT_PT)  # clear of "1000"
+        fixed.xlabel(self.ax_time, N_("time in one step (ms, model): blue compute, red communication"), 18.0,
                      fontsize=TEXT_PT)
-        fixed.ylabel(self.ax_time, "device", 15.5, fontsize=TEXT_PT)
+        fixed.ylabel(self.ax_time, N_("device"), 15.5, fontsize=TEXT_PT)
         pin_label(self.ax_mem.xaxis, 14.5)  # the bytes sent: it changes with the plan
         self.capacity = self.ax_mem.axhline(CAPACITY_GB, color="#444", linestyle="--", linewidth=0.8)
         # Placed at each draw, at an end of its line (see draw).
@@ -272,7 +273,7 @@ class PlanFigure:
         self.capacity_label.set_x(1.0 if right else 0.0)
         self.capacity_label.set_horizontalalignment("right" if right else "left")
         self.ax_mem.set_xlabel(sent_label(plan_.sent), fontsize=TEXT_PT)
-        self.ax_mem.set_title(f"{plan_.strategy}: memory per device", fontsize=9, y=1.0)  # y: not re-placed
+        self.ax_mem.set_title(N_("{strategy}: memory per device").format(strategy=plan_.strategy), fontsize=9, y=1.0)  # y: not re-placed
         # Compute on a device's upper row, communication on its lower one (the y axis runs downwards).
         rects, colours = [], []
         for s in plan_.segments:

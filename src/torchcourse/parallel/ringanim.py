@@ -65,11 +65,11 @@ def ring_frame(ranks: int = 4, step: int = 0, numel: int = 1024, itemsize: int =
     if step == 0:
         phase, text = "start", _("Each of {ranks} ranks holds its own tensor, cut into {ranks} chunks.").format(ranks=n)
     elif step <= n - 1:
-        phase = "reduce-scatter"
+        phase = N_("reduce-scatter")
         text = _("Reduce-scatter step {step} of {steps}: each rank adds the chunk it received into its own.").format(
             step=step, steps=n - 1)
     else:
-        phase = "all-gather"
+        phase = N_("all-gather")
         text = _("All-gather step {step} of {steps}: finished chunks are copied around the ring.").format(
             step=step - n + 1, steps=n - 1)
     per_rank = 2 * (n - 1) * numel * itemsize / n
@@ -83,7 +83,7 @@ def ring_frame(ranks: int = 4, step: int = 0, numel: int = 1024, itemsize: int =
 
 
 NUMBERED = 4       # up to this many ranks the cells carry their counts; beyond, the shade says the same
-EXPLAINED = "shade = ranks summed; red triangle sends, circle receives"
+EXPLAINED = N_("shade = ranks summed; red triangle sends, circle receives")
 
 
 class RingFigure:
@@ -101,12 +101,14 @@ class RingFigure:
         self.figure, self.ax = ax.figure, ax
         self.image = ax.imshow(np.zeros((2, 2)), cmap="Blues", vmin=0, vmax=1.15, aspect="auto")
         self.counts = [ax.text(0, 0, "", ha="center", va="center", fontsize=8) for _ in range(NUMBERED ** 2)]
-        self.sends = ax.scatter([], [], marker="^", color="#c44e52", s=30, label="sends")
-        self.receives = ax.scatter([], [], marker="o", facecolors="none", edgecolors="#c44e52", s=30, label="receives")
+        self.sends = ax.scatter([], [], marker="^", color="#c44e52", s=30, label=N_("sends"))
+        self.receives = ax.scatter([], [], marker="o", facecolors="none", edgecolors="#c44e52", s=30,
+                                   label=N_("receives"))
         ax.tick_params(labelsize=8)
         fixed = Fixed(self.figure)
-        fixed.xlabel(ax, f"chunk  ({EXPLAINED})" if self.own else "chunk", 18.0, fontsize=8)
-        fixed.ylabel(ax, "rank", 15.0, fontsize=8)
+        fixed.xlabel(ax, N_("chunk  ({explained})").format(explained=EXPLAINED) if self.own else N_("chunk"), 18.0,
+                     fontsize=8)
+        fixed.ylabel(ax, N_("process rank"), 15.0, fontsize=8)
 
     def draw(self, frame: RingFrame) -> Figure:
         n = frame.ranks
@@ -127,7 +129,8 @@ class RingFigure:
         self.receives.set_offsets(np.array([(c + 0.3, d) for _, d, c in msgs], dtype=float).reshape(-1, 2))
         self.ax.set_xticks(range(n), [str(c) for c in range(n)])
         self.ax.set_yticks(range(n), [str(r) for r in range(n)])
-        self.ax.set_title(f"{frame.phase}, step {frame.step} of {2 * (n - 1)}", fontsize=9, y=1.0)
+        self.ax.set_title(N_("{phase}, step {step} of {steps}").format(phase=frame.phase, step=frame.step,
+                                                                         steps=2 * (n - 1)), fontsize=9, y=1.0)
         return self.figure
 
 
@@ -159,8 +162,9 @@ def static_ring() -> Figure:
     panels = [grid[0, 0:2], grid[0, 2:4], grid[0, 4:6], grid[1, 1:3], grid[1, 3:5]]
     for i, ax in enumerate(fig.add_subplot(panel) for panel in panels):
         draw_ring(ring_frame(3, i), ax=ax)
-        ax.set_title(["start", "reduce-scatter 1", "reduce-scatter 2", "all-gather 1", "all-gather 2"][i], fontsize=9)
-    fig.suptitle("Ring all-reduce over 3 ranks: a cell's shade (and k/3) counts the ranks whose values it\n"
-                 "holds summed; red triangle: sent this step, circle: received", fontsize=9)
+        ax.set_title([N_("start"), N_("reduce-scatter 1"), N_("reduce-scatter 2"), N_("all-gather 1"),
+                      N_("all-gather 2")][i], fontsize=9)
+    fig.suptitle(N_("Ring all-reduce over 3 ranks: a cell's shade (and k/3) counts the ranks whose values it\n"
+                    "holds summed; red triangle: sent this step, circle: received"), fontsize=9)
     fig.subplots_adjust(wspace=1.2, hspace=0.45, top=0.86)
     return fig

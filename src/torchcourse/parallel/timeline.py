@@ -31,8 +31,9 @@ from torchcourse.parallel.redraw import Fixed, agg_figure, pin_label
 from torchcourse.widgets import Explorer, fits_canvas
 
 FORWARD, BACKWARD = 1.0, 2.0
-COLOURS = {"forward": "#4c72b0", "backward": "#55a868", "all-reduce": "#c44e52", "replicate": "#dd8452",
-           "reduce to device 0": "#937860", "optimizer": "#8172b3"}
+# The names are the key's words on the figure (and the bars' kinds).
+COLOURS = {N_("forward"): "#4c72b0", N_("backward"): "#55a868", N_("all-reduce"): "#c44e52",
+           N_("replicate"): "#dd8452", N_("reduce to device 0"): "#937860", N_("optimizer"): "#8172b3"}
 
 
 @dataclass(frozen=True)
@@ -81,7 +82,7 @@ def timeline(buckets: int = 4, devices: int = 4, comm: float = 0.8) -> Timeline:
     return Timeline(buckets, devices, tuple(bars), ddp_step, dp_step, msg)
 
 
-ROWS = ["DDP compute", "DDP all-reduce", "DP device 0"]
+ROWS = [N_("DDP compute"), N_("DDP all-reduce"), N_("DP device 0")]
 
 
 class TimelineFigure:
@@ -105,7 +106,7 @@ class TimelineFigure:
         left_of_axes = ax.get_yaxis_transform() + ScaledTranslation(-3.5 / 72, 0, self.figure.dpi_scale_trans)
         for r, row in enumerate(ROWS):  # where the y tick labels would be, 3.5 points left of the axes
             fixed.text(0.0, r, row, left_of_axes, ha="right", va="center", fontsize=8)
-        fixed.xlabel(ax, "time (units of one forward pass; a model)", 19.0, fontsize=8)
+        fixed.xlabel(ax, N_("time (units of one forward pass; a model)"), 19.0, fontsize=8)
         fixed.key(ax, list(COLOURS.items()), outside=True)
 
     def draw(self, tl: Timeline) -> Figure:
@@ -117,8 +118,8 @@ class TimelineFigure:
         self.bars.set_verts(rects)
         self.bars.set_facecolor(colours)
         self.ax.set_xlim(0, 1.05 * max(b.end for b in tl.bars))
-        self.ax.set_title(f"{tl.buckets} bucket(s): DDP step {tl.ddp_step:.2f}, DataParallel step {tl.dp_step:.2f}",
-                          fontsize=9, y=1.0)  # y given: matplotlib does not re-place it at every draw
+        self.ax.set_title(N_("{buckets} bucket(s): DDP step {ddp:.2f}, DataParallel step {dp:.2f}").format(
+            buckets=tl.buckets, ddp=tl.ddp_step, dp=tl.dp_step), fontsize=9, y=1.0)  # y given: matplotlib does not re-place it at every draw
         return self.figure
 
 

@@ -339,14 +339,15 @@ def draw_broadcast(state: BroadcastState, ax=None) -> Figure:
             _draw_grid(canvas, x, grid_top, f"{name} as read", grid, name)
             x += _GRID * len(grid[0]) + 0.5
         rows, cols = (state.result[-2] if len(state.result) >= 2 else 1), state.result[-1]
-        corner = " (top-left corner)" if rows > GRID_ROWS or cols > GRID_COLS else ""
+        corner = rows > GRID_ROWS or cols > GRID_COLS
         ax.text(-3.0, grid_top - _GRID * len(grid) - 0.2,
-                f"last two dims{corner}; aK = stored element K; hatched = read again, stride 0",
+                N_("last two dims (top-left corner); aK = stored element K; hatched = read again, stride 0") if corner
+                else N_("last two dims; aK = stored element K; hatched = read again, stride 0"),
                 ha="left", va="top", fontsize=8, color="#555555")
         width = max(width, x)
         bottom = grid_top - _GRID * GRID_ROWS - 0.8
     elif not state.ok:
-        ax.text(-3.0, bottom - 0.4, f"cannot broadcast at dimension {state.failing_dims[0]}",
+        ax.text(-3.0, bottom - 0.4, N_("cannot broadcast at dimension {dim}").format(dim=state.failing_dims[0]),
                 ha="left", va="top", fontsize=10, color=_COLOURS["bad"])
         bottom -= 0.6 + _GRID * GRID_ROWS + 0.8  # the space the grids would take: panels keep one scale
         width = max(width, 4.0)
@@ -354,8 +355,9 @@ def draw_broadcast(state: BroadcastState, ax=None) -> Figure:
     ax.set_xlim(-3.2, width + 0.2)
     ax.set_ylim(bottom, 0.8)
     ax.set_aspect("equal")
-    verdict = f"→ {_fmt(state.result)}" if state.ok else "→ error"
-    ax.text(0.5, 1.0, f"{_fmt(state.a)} with {_fmt(state.b)} {verdict}", ha="center", va="bottom", fontsize=10,
+    verdict = N_("{a} with {b} → {result}") if state.ok else N_("{a} with {b} → error")
+    ax.text(0.5, 1.0, verdict.format(a=_fmt(state.a), b=_fmt(state.b), result=_fmt(state.result) if state.ok else ""),
+            ha="center", va="bottom", fontsize=10,
             transform=ax.transAxes)
     return fig
 

@@ -303,18 +303,22 @@ def draw_memory(state: MemoryState, ax=None, size: tuple[float, float] | None = 
     _draw_grid(ax, 0, 0, (n,), range(n), [SHARED if i in shared else PLAIN for i in range(n)],
                f"source storage: {n} cells (green: read by the result)", "storage")
     _draw_grid(ax, 0, grid_top, state.shape, state.source_indices, [PLAIN] * len(state.source_indices),
-               f"x ({state.layout}): shape {state.shape}\nstrides {state.source_strides}, offset {state.source_offset}",
+               N_("x ({layout}): shape {shape}").format(layout=state.layout, shape=state.shape) + "\n"
+               + N_("strides {strides}, offset {offset}").format(strides=state.source_strides,
+                                                                 offset=state.source_offset),
                "source")
     if state.kind == "error":
-        ax.text(res_x, grid_top + 0.25, f"{state.expression}\nerror: view is impossible", fontsize=8, va="bottom",
+        ax.text(res_x, grid_top + 0.25, state.expression + "\n" + N_("error: view is impossible"), fontsize=8,
+                va="bottom",
                 color="#b03030", gid="result-title")
-        ax.text(res_x, grid_top - 0.5, "no strides over x's storage\ngive this shape: use reshape\n"
-                "(which copies here)", fontsize=8, va="top")
+        ax.text(res_x, grid_top - 0.5, N_("no strides over x's storage\ngive this shape: use reshape\n"
+                                          "(which copies here)"), fontsize=8, va="top")
     else:
         colour = SHARED if state.is_view else COPIED
         _draw_grid(ax, res_x, grid_top, state.result_shape, state.result_values, [colour] * len(state.result_values),
-                   f"{state.expression}: {state.kind.upper()}\nshape {state.result_shape}, "
-                   f"strides {state.result_strides}, offset {state.result_offset}", "result")
+                   f"{state.expression}: {state.kind.upper()}\n" + N_("shape {shape}, strides {strides}, offset {offset}")
+                   .format(shape=state.result_shape, strides=state.result_strides, offset=state.result_offset),
+                   "result")
     ax.set_xlim(-0.3, width + 0.3)
     ax.set_ylim(1.4 - height, 1.4)
     ax.set_aspect("equal")

@@ -25,14 +25,14 @@ MAX_RANK = 5
 
 # (name, Chinese term, example shape, dimension names, typical data: marked N_, the caption translates it)
 _CATALOGUE = [
-    ("scalar", "标量", (), (), N_("a single number: a loss value, a learning rate")),
-    ("vector", "向量", (4,), ("F",), N_("one sample's features, a bias vector, a word embedding")),
-    ("matrix", "矩阵", (3, 4), ("N", "F"), N_("a batch of feature vectors, a linear layer's weights")),
-    ("rank-3 tensor", "三阶张量", (2, 3, 4), ("N", "T", "F"),
+    (N_("scalar"), "标量", (), (), N_("a single number: a loss value, a learning rate")),
+    (N_("vector"), "向量", (4,), ("F",), N_("one sample's features, a bias vector, a word embedding")),
+    (N_("matrix"), "矩阵", (3, 4), ("N", "F"), N_("a batch of feature vectors, a linear layer's weights")),
+    (N_("rank-3 tensor"), "三阶张量", (2, 3, 4), ("N", "T", "F"),
      N_("a batch of time series or token sequences: N sequences of T steps with F features")),
-    ("rank-4 tensor", "四阶张量", (2, 3, 2, 3), ("N", "C", "H", "W"),
+    (N_("rank-4 tensor"), "四阶张量", (2, 3, 2, 3), ("N", "C", "H", "W"),
      N_("a batch of images: N images, C channels, H rows (height), W columns (width)")),
-    ("rank-5 tensor", "五阶张量", (2, 2, 3, 2, 2), ("N", "T", "C", "H", "W"),
+    (N_("rank-5 tensor"), "五阶张量", (2, 2, 3, 2, 2), ("N", "T", "C", "H", "W"),
      N_("a batch of video clips: N clips of T frames, each a C x H x W image")),
 ]
 
@@ -125,7 +125,8 @@ def draw_rank(example: RankExample, ax=None) -> Figure:
     ax.set_ylim(-0.02, 1.02)
     ax.set_aspect("equal")
     ax.axis("off")
-    ax.set_title(f"rank {example.rank}: {example.name}\n{example.layout}", fontsize=9)
+    ax.set_title(N_("rank {rank}: {name}").format(rank=example.rank, name=example.name) + "\n" + example.layout,
+                 fontsize=9)
     return fig
 
 

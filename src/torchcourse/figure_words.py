@@ -1,0 +1,133 @@
+"""A figure's words in another language: the same drawing, each text it shows put through the code catalog.
+
+The renderers draw in English, the words marked for the catalog with ``N_`` (``N_("step {step} of {n}")
+.format(...)``), so the drawing itself never depends on the language. ``in_language`` translates the finished
+texts of a drawn figure (``torchcourse.i18n.translate_text``: the exact message, or the message with
+placeholders that formats to it) for as long as the picture is saved, then puts the English back.
+
+Chinese needs a font with CJK glyphs. matplotlib's own fonts have none, and its font list is made once and
+cached, so a font installed later (Debian's fonts-wqy-microhei, which tests/setup-system.sh and `make book`
+install) is added here by its file; a translated text takes it as a fallback behind its own family, so Latin
+letters and digits keep the English figure's font. Where no CJK font is installed the figures stay English,
+with one warning saying what to install: never a box for each character.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import warnings
+from contextlib import contextmanager
+from functools import lru_cache
+from pathlib import Path
+
+from matplotlib import font_manager
+from matplotlib.figure import Figure
+from matplotlib.text import Text
+from matplotlib.ticker import FixedFormatter
+
+from torchcourse.i18n import translate_text
+
+#: Fonts with CJK glyphs, the course's own first; any one installed will do.
+CJK_FAMILIES = ("WenQuanYi Micro Hei", "Noto Sans CJK SC", "Noto Sans SC", "Source Han Sans SC", "Droid Sans Fallback")
+#: Where Debian puts them, for a system without fontconfig's fc-list.
+CJK_FILES = ("/usr/share/fonts/truetype/wqy/wqy-microhei.ttc", "/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc",
+             "/usr/share/fonts/truetype/droid/DroidSansFallbackFull.ttf")
+#: The languages whose script matplotlib's own fonts lack.
+NEEDS_CJK = ("zh_CN",)
+NO_FONT = ("torchcourse: no CJK font is installed, so figures stay in English (Debian: apt-get install "
+           "fonts-wqy-microhei, then restart the kernel)")
+
+
+def _font_files() -> list[str]:
+    found = []
+    if shutil.which("fc-list"):
+        try:
+            listed = subprocess.run(["fc-list", ":lang=zh", "file"], capture_output=True, text=True, timeout=20).stdout
+            found = [line.split(":")[0].strip() for line in listed.splitlines() if line.strip()]
+        except (OSError, subprocess.SubprocessError):
+            pass
+    return found + [f for f in CJK_FILES if Path(f).is_file()]
+
+
+@lru_cache(maxsize=1)
+def cjk_family() -> str | None:
+    """The family name of an installed CJK font, added to matplotlib's font list if it was not there; None if
+    there is none."""
+    known = {f.name for f in font_manager.fontManager.ttflist}
+    for family in CJK_FAMILIES:
+        if family in known:
+            return family
+    for path in _font_files():
+        try:
+            font_manager.fontManager.addfont(path)
+            return font_manager.FontProperties(fname=path).get_name()
+        except (OSError, RuntimeError, ValueError):
+            continue
+    return None
+
+
+_warned: set[str] = set()
+
+
+def can_draw(lang: str) -> bool:
+    """Whether a figure can show ``lang``'s words (warning once, where it cannot, that figures stay English)."""
+    if lang == "en":
+        return True
+    if lang not in NEEDS_CJK or cjk_family():
+        return True
+    if lang not in _warned:
+        _warned.add(lang)
+        warnings.warn(NO_FONT, stacklevel=3)
+    return False
+
+
+def _texts(fig: Figure) -> list[Text]:
+    return [t for t in fig.findobj(lambda a: isinstance(a, Text)) if t.get_text()]
+
+
+def _fixed_tick_labels(fig: Figure) -> list[FixedFormatter]:
+    # Words on ticks (set_xticks(..., labels=...)) are redrawn from the formatter at every draw, not kept in a Text.
+    axes = [axis for ax in fig.axes for axis in (ax.xaxis, ax.yaxis)]
+    return [f for axis in axes for f in (axis.get_major_formatter(), axis.get_minor_formatter())
+            if isinstance(f, FixedFormatter)]
+
+
+def _translated(text: str, lang: str) -> str:
+    """A figure's text in ``lang``: as a whole, else line by line (a text may stack a title on a caption)."""
+    words = translate_text(text, lang)
+    if words == text and "\n" in text:
+        words = "\n".join(translate_text(line, lang) for line in text.split("\n"))
+    return words
+
+
+@contextmanager
+def in_language(fig: Figure, lang: str):
+    """Within the block, ``fig``'s texts are in ``lang`` where the catalog has them (call `can_draw` first)."""
+    family = cjk_family() if lang in NEEDS_CJK else None
+    changed: list[tuple[Text, str, list]] = []
+    formatters: list[tuple[FixedFormatter, list]] = []
+    try:
+        for text in _texts(fig):
+            english = text.get_text()
+            words = _translated(english, lang)
+            if words != english:
+                changed.append((text, english, list(text.get_fontfamily())))
+                text.set_text(words)
+                if family:
+                    text.set_fontfamily(list(text.get_fontfamily()) + [family])
+        for formatter in _fixed_tick_labels(fig):
+            formatters.append((formatter, list(formatter.seq)))
+            formatter.seq = [_translated(str(s), lang) for s in formatter.seq]
+        if family and formatters:
+            for ax in fig.axes:
+                for label in ax.get_xticklabels() + ax.get_yticklabels():
+                    changed.append((label, label.get_text(), list(label.get_fontfamily())))
+                    label.set_fontfamily(list(label.get_fontfamily()) + [family])
+        yield bool(changed or formatters)
+    finally:
+        for text, english, fonts in reversed(changed):
+            text.set_text(english)
+            text.set_fontfamily(fonts)
+        for formatter, seq in formatters:
+            formatter.seq = seq
