@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import textwrap
 import warnings
 from contextlib import contextmanager
 from functools import lru_cache
@@ -94,11 +95,18 @@ def _fixed_tick_labels(fig: Figure) -> list[FixedFormatter]:
 
 
 def _translated(text: str, lang: str) -> str:
-    """A figure's text in ``lang``: as a whole, else line by line (a text may stack a title on a caption)."""
+    """A figure's text in ``lang``: as a whole; else as one sentence wrapped into lines (textwrap.wrap), wrapped
+    again as wide (a CJK character is about two Latin letters wide); else line by line (a text may stack a title
+    on a caption)."""
     words = translate_text(text, lang)
-    if words == text and "\n" in text:
-        words = "\n".join(translate_text(line, lang) for line in text.split("\n"))
-    return words
+    if words != text or "\n" not in text:
+        return words
+    lines = text.split("\n")
+    sentence = translate_text(" ".join(lines), lang)
+    if sentence != " ".join(lines):
+        width = max(len(line) for line in lines)
+        return "\n".join(textwrap.wrap(sentence, width // 2 if lang in NEEDS_CJK else width))
+    return "\n".join(translate_text(line, lang) for line in lines)
 
 
 @contextmanager

@@ -13,7 +13,7 @@ import html
 import io
 import json
 from dataclasses import dataclass
-from typing import Any, NotRequired, TypedDict
+from typing import Any, TypedDict
 
 
 @dataclass(frozen=True)
@@ -42,7 +42,13 @@ class AxisData(TypedDict):
     note: str           # shown beside a free-text control offered as a list of inputs
 
 
-class FrameData(TypedDict):
+class _SiteBuildOnly(TypedDict, total=False):
+    #: Only in the site build's output, never read by the script: each translation's pictures, by language, in the
+    #: order of ``images``. The site of that language swaps them in; every site drops the key (course_site.py).
+    translated_images: dict[str, list[str]]
+
+
+class FrameData(_SiteBuildOnly):
     """Every frame of one widget, as the player reads it."""
 
     title: str
@@ -51,9 +57,6 @@ class FrameData(TypedDict):
     messages: list[str]       # HTML, each message once
     frames: list[list[int]]   # per state: its value index per axis, then its image index and message index
     start: int                # the index in ``frames`` of the starting state
-    #: Only in the site build's output, never read by the script: each translation's pictures, by language, in the
-    #: order of ``images``. The site of that language swaps them in; every site drops the key (course_site.py).
-    translated_images: NotRequired[dict[str, list[str]]]
 
 
 def frame_data(title: str, axes: list[FrameAxis], pngs: list[bytes], messages: list[str],

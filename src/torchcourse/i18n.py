@@ -179,7 +179,8 @@ def translate_text(text: str, lang: str = "zh_CN") -> str:
 
     The exact message first; else the message with {placeholders} that formats to it (its placeholders matched
     as any text, the most specific message first), its translation filled with the values it captured, as they
-    stand in the English (a value formatted with ``{x:.2f}`` keeps its two decimals)."""
+    stand in the English (a value formatted with ``{x:.2f}`` keeps its two decimals), a value that is itself a
+    message of the catalog in its translation ("rank 1: vector" -> "1 阶：向量")."""
     if not text or lang == "en":
         return text
     catalog = getattr(translations(lang), "_catalog", {})
@@ -189,7 +190,7 @@ def translate_text(text: str, lang: str = "zh_CN") -> str:
     for pattern, msgstr in _templates(lang):
         m = pattern.match(text)
         if m:
-            values = m.groupdict()
+            values = {name: catalog.get(value) or value for name, value in m.groupdict().items()}
             return _FORMATTED.sub(lambda f: values.get(f.group(1), f.group(0)) if f.group(1) else f.group(0)[0],
                                   msgstr)
     return text

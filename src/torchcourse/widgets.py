@@ -95,7 +95,7 @@ def figure_description(fig: Figure, lang: str = "en") -> str:
         if x and y:
             said.append(gettext(N_("{title} ({x} against {y})")).format(title=title, x=x, y=y).strip())
         elif x or y:
-            said.append(gettext(N_("{title} ({label})")).format(title=title, label=x or y).strip())
+            said.append(f"{title} ({x or y})".strip())
         elif title:
             said.append(title)
     said = [" ".join(s.split()) for s in said if s.strip()]
