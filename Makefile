@@ -75,7 +75,9 @@ vendor: $(VENDOR_STAMP)
 # Learner site over chapters/ in English and Chinese (book/build_site.py): _build/html/en/, _build/html/zh/ (the
 # chapters in locale/zh_CN/released-chapters.txt) and _build/html/index.html, which lets the reader choose.
 # Executions cached once for both in _build/.jupyter_cache (the code is the same in both editions).
+# The Chinese figures need a CJK font (book/install-cjk-font.sh installs Debian's where it runs as root).
 book: $(STAMP) $(VENDOR_STAMP)
+	bash book/install-cjk-font.sh
 	$(BIN)/python book/build_site.py
 
 # Instructor site over solutions/ (solutions shown, hidden tests run but not shown) into _instructor/.

@@ -584,7 +584,9 @@ def _players_in_language(app: Sphinx, pagename: str, templatename: str, context:
         if translated:
             data["images"] = translated
             start = translated[data["frames"][data["start"]][-2]]
-            segment = _PLAYER_SRC.sub(lambda t: t.group(1) + start + t.group(3), segment, 1)
+            # the picture shown before the script runs (it stands before the data: the data's place is kept)
+            head = _PLAYER_SRC.sub(lambda t: t.group(1) + start + t.group(3), segment[:m.start()], 1)
+            segment, m = head + segment[m.start():], _PLAYER_DATA.search(head + segment[m.start():], len(head))
         if lang == "en":
             return segment[:m.start()] + m.group(1) + _script_json(data) + m.group(3) + segment[m.end():]
         data["title"] = words(data["title"])

@@ -141,13 +141,14 @@ PLAYER_DATA = re.compile(r'<script type="application/json" class="tc-player-data
 
 def test_players_on_chinese_pages_speak_the_widgets_catalog(learner_site, chinese_site):
     """The players are the English execution's outputs; the Chinese site puts their words through the catalog the
-    widgets use (torchcourse.i18n): the same frames, each title and control name as the catalog translates it."""
+    widgets use (torchcourse.i18n): the same states, each title and control name as the catalog translates it, and
+    each message, those with numbers in them included, as translate_text translates it."""
     import json
 
-    from torchcourse.i18n import translations
+    from torchcourse.i18n import translate_text, translations
 
     gettext = translations("zh_CN").gettext
-    translated = 0
+    translated = numbered = 0
     for page in sorted((chinese_site.html / "chapters" / sitebuild.ZH_TEST_CHAPTER).glob("*.html")):
         english = [json.loads(m) for m in PLAYER_DATA.findall(
             (learner_site.html / page.relative_to(chinese_site.html)).read_text(encoding="utf-8"))]
@@ -155,9 +156,63 @@ def test_players_on_chinese_pages_speak_the_widgets_catalog(learner_site, chines
         chinese = [json.loads(m) for m in PLAYER_DATA.findall(text)]
         assert len(chinese) == len(english)
         for en, zh in zip(english, chinese):
-            assert zh["images"] == en["images"] and zh["frames"] == en["frames"]
+            assert zh["frames"] == en["frames"] and len(zh["images"]) == len(en["images"])
             assert zh["title"] == gettext(en["title"])
+            assert zh["messages"] == [translate_text(m) for m in en["messages"]]
+            numbered += sum(bool(re.search(r"\d", en_m) and CJK.search(zh_m) and not CJK.search(en_m))
+                            for en_m, zh_m in zip(en["messages"], zh["messages"]))
             assert [a["description"] for a in zh["axes"]] == [gettext(a["description"]) for a in en["axes"]]
             assert f'<b>{html.escape(zh["title"])}</b>' in text
             translated += zh["title"] != en["title"]
     assert translated, "no player title on the Chinese pages is in Chinese (does the widgets' catalog lack them?)"
+    assert numbered, "no player message with numbers in it is in Chinese on the Chinese pages"
+
+
+CJK = re.compile(r"[\u4e00-\u9fff]")
+PLAYER_FRAME = re.compile(r'<img class="tc-player-frame" alt="[^"]*" src="data:image/png;base64,([^"]*)"')
+OUTPUT_IMAGE = re.compile(r'<img[^>]* src="([^"]*_images/[^"]+\.png)"')
+
+
+def _description(path: Path) -> str:
+    from PIL import Image
+
+    with Image.open(path) as png:
+        return png.text.get("Description", "")
+
+
+def test_the_chinese_pages_show_the_figures_drawn_in_chinese_and_the_english_pages_no_copy(learner_site,
+                                                                                          chinese_site):
+    """One execution draws each figure and each player frame in both languages (torchcourse.widgets): the Chinese
+    page shows the Chinese drawing (its alt text the Chinese PNG's description), the English page the English one
+    and no copy of the other."""
+    import json
+
+    from torchcourse.figure_words import cjk_family
+
+    if cjk_family() is None:
+        pytest.skip("no CJK font: the figures are English in both sites")
+    figures = frames = 0
+    for page in sorted((chinese_site.html / "chapters" / sitebuild.ZH_TEST_CHAPTER).glob("*.html")):
+        zh_text = page.read_text(encoding="utf-8")
+        en_page = learner_site.html / page.relative_to(chinese_site.html)
+        en_text = en_page.read_text(encoding="utf-8")
+        assert "translated_images" not in en_text and "translated_images" not in zh_text
+        en_players = [json.loads(m) for m in PLAYER_DATA.findall(en_text)]
+        zh_players = [json.loads(m) for m in PLAYER_DATA.findall(zh_text)]
+        for en, zh in zip(en_players, zh_players):
+            frames += sum(a != b for a, b in zip(en["images"], zh["images"]))
+            assert not set(zh["images"]) & set(en["images"]) - {i for i, j in zip(en["images"], zh["images"]) if i == j}
+        # the picture shown before the script runs is the starting frame of the page's own language
+        assert PLAYER_FRAME.findall(zh_text) == [p["images"][p["frames"][p["start"]][-2]] for p in zh_players]
+        assert PLAYER_FRAME.findall(en_text) == [p["images"][p["frames"][p["start"]][-2]] for p in en_players]
+        en_images = [(en_page.parent / src).resolve() for src in OUTPUT_IMAGE.findall(en_text)]
+        zh_images = [(page.parent / src).resolve() for src in OUTPUT_IMAGE.findall(zh_text)]
+        assert len(en_images) == len(zh_images)
+        for en_png, zh_png in zip(en_images, zh_images):
+            if en_png.read_bytes() != zh_png.read_bytes():
+                figures += 1
+                assert CJK.search(_description(zh_png)) and not CJK.search(_description(en_png))
+                alt = re.search(rf'<img alt="([^"]*)"[^>]* src="[^"]*{re.escape(zh_png.name)}"', zh_text)
+                assert alt and CJK.search(html.unescape(alt.group(1))), f"{page.name}: {zh_png.name} has no Chinese alt"
+    assert figures, "no figure on the Chinese pages is drawn in Chinese"
+    assert frames, "no player frame on the Chinese pages is drawn in Chinese"
