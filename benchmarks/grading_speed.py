@@ -128,8 +128,9 @@ def _grader(root: Path, chapter: str, workers: int | None, scheduler: str | None
     templates = {x.split(" template ", 1)[1].split()[0]: dict(kv.split("=") for kv in x.split()[3:])
                  for x in done.stdout.splitlines() if " template " in x}
     full = [x for x in done.stderr.splitlines() if "ran every cell" in x]
+    shortened = [x for x in done.stdout.splitlines() if "forked after its first" in x]
     return {**t, "wall": wall, "start_up": wall - t["grading"], "process": wall - t["grading"] - t["start_up"],
-            "workers": t["start_up"], "templates": templates, "full": full}
+            "workers": t["start_up"], "templates": templates, "full": full, "shortened": shortened}
 
 
 def in_run(g: dict, cores: int, notebooks: int) -> None:
@@ -228,6 +229,8 @@ def main() -> int:
             print(f"  grading / all-cells limit:         {ratio:8.2f} x   (target < 0.35)")
             for line in g["full"]:
                 print("  ran every cell: " + line.split(": ", 1)[1])
+            for line in g["shortened"]:
+                print("  " + line.split(": ", 1)[1])
             for nb, t in sorted(g["templates"].items()):
                 print(f"  template {nb}: opening {float(t.get('template_seconds', 0)):.2f} s, RSS "
                       f"{float(t.get('rss_kb', 0)) / 1024:.0f} MB, PSS {float(t.get('pss_kb', 0)) / 1024:.0f} MB, "

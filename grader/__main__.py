@@ -119,6 +119,10 @@ def _autograde(args, course: Course) -> int:
                 if how != "forked":  # still graded, every cell run: the instructor learns why it took longer
                     print(f"{chapter}: {notebook}.ipynb: {n} submission(s) ran every cell, not forked from the "
                           f"notebook's opening ({one_line(how.removeprefix('full: '))})", file=sys.stderr)
+        for notebook, why in sorted(records.shortened.items()):
+            cells = int(records.templates.get(notebook, {}).get("cells", 0))
+            print(f"{chapter}: {notebook}.ipynb: forked after its first {cells} opening cell(s), not all of them "
+                  f"({one_line(why)}): the rest run in each submission's own process")
         for student, why in sorted(records.graded_in_part.items()):
             print(f"{chapter}: WARNING: {one_line(student)}: {one_line(why)}", file=sys.stderr)
         missing = records.not_recorded

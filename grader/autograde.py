@@ -57,6 +57,8 @@ class Outcome(dict):
         # notebook's template held and took (benchmarks/grading_speed.py reports them)
         self.openings: dict[str, dict[str, int]] = {}
         self.templates: dict[str, dict[str, float]] = {}
+        # notebook -> why its template holds only the opening's first cells (forked from there all the same)
+        self.shortened: dict[str, str] = {}
 
     def opening_run(self, notebook: str, raw: RawResult) -> None:
         """Count how a submission's notebook ran: forked from its template, or in full and why."""
@@ -67,9 +69,11 @@ class Outcome(dict):
         counts = self.openings.setdefault(notebook, {})
         counts[how] = counts.get(how, 0) + 1
         seen = self.templates.setdefault(notebook, {})
-        for k in ("template_seconds", "private_kb", "pss_kb", "rss_kb"):
+        for k in ("template_seconds", "cells", "private_kb", "pss_kb", "rss_kb"):
             if k in p:
                 seen[k] = max(seen.get(k, 0.0), float(p[k]))
+        if p.get("how") == "forked" and p.get("shortened"):
+            self.shortened[notebook] = p["shortened"]
 
     def add(self, student: str, make: Callable[[], dict]) -> None:
         """The record `make` writes for `student`, or why none was written: one student's bad luck never stops

@@ -65,7 +65,11 @@ class Batch:
         """A job's result: a solution's values, or one of a student's notebooks."""
         student, nb = job.key
         solution = student is None
-        self.cell_time["solution_cells" if solution else "cells"] += sum(c.seconds for c in raw.cells.values())
+        # A child forked from a template ran only the cells after the template's: the others' records (and
+        # their times) are the template's, run once for the whole batch.
+        shared = int(raw.prefix.get("cells", 0)) if raw.prefix.get("how") == "forked" else 0
+        self.cell_time["solution_cells" if solution else "cells"] += sum(
+            c.seconds for i, c in raw.cells.items() if i >= shared)
         self.cell_time["jobs"] += raw.seconds
         if solution:
             self.solution_seconds[nb] = raw.seconds

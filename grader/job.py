@@ -29,8 +29,8 @@ def _prefix(prefix) -> dict:
     """What the worker said of the job's template (grader/inside/templates.py), bounded."""
     if type(prefix) is not dict:
         return {}
-    out = {k: str(prefix[k])[:300] for k in ("how", "why", "key") if k in prefix}
-    out.update({k: float(prefix[k]) for k in ("template_seconds", "private_kb", "pss_kb", "rss_kb")
+    out = {k: str(prefix[k])[:300] for k in ("how", "why", "key", "shortened") if k in prefix}
+    out.update({k: float(prefix[k]) for k in ("template_seconds", "cells", "private_kb", "pss_kb", "rss_kb")
                 if type(prefix.get(k)) in (int, float)})
     return out
 

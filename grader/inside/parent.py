@@ -393,7 +393,10 @@ def _from_template(shell: GradeShell, spec: dict, snap: dict, templates) -> tupl
     if not (spec.get("isolate") and spec.get("uid") is not None):
         return None, {"how": "full", "why": "the sandbox here gives a job no uid or namespaces of its own"}
     template = templates.get(shell, snap, spec, prefix)
-    info = {"key": template.key[:16], "template_seconds": round(template.seconds, 3), **template.memory}
+    info = {"key": template.key[:16], "template_seconds": round(template.seconds, 3), "cells": template.prefix,
+            **template.memory}
+    if template.shortened:
+        info["shortened"] = template.shortened
     if template.why:
         return None, {**info, "how": "full", "why": template.why}
     return template, info

@@ -38,6 +38,14 @@ def take_prefix(jobdir: str) -> dict | None:
     return prefix if ok else None
 
 
+def _threads(pid: int) -> int:
+    """How many threads process `pid` runs now (1 if it cannot be read: the final check will tell)."""
+    try:
+        return len(os.listdir(f"/proc/{pid}/task"))
+    except OSError:
+        return 1
+
+
 class Template:
     """The worker's handle on one template process: its run (the prefix's), its control socket, the records of
     the prefix's cells, and whether it can be forked (`why` says why not)."""
@@ -51,6 +59,8 @@ class Template:
         self.memory: dict[str, int] = {}
         self.cmd_fd = self.res_fd = -1
         self.seconds = 0.0
+        self.forkable: int | None = None  # set when an opening cell left a thread: the cells before it
+        self.shortened = ""  # why this template holds fewer cells than the notebook's opening, if it does
 
     def start(self, shell, snap: dict, spec: dict, jobdir: str, n: int) -> None:
         """Run the prefix in a fresh template, as a job's child would run those cells; `why` is set if it
@@ -78,7 +88,17 @@ class Template:
         if self.run.set_up() != "ok":
             self.why = "its set-up did not finish"
             return
-        state = self.run.run_batch(0, [(c, None) for c in self.cells])
+        # One cell at a time, counting the template's threads after each: a cell that leaves one (the Kineto
+        # profiler's config thread, a pool) makes this template unforkable, but the cells before it can still be
+        # shared: `forkable` says how many, and the worker makes a template of those instead (`Templates.get`).
+        state = "ok"
+        for i, cell in enumerate(self.cells):
+            state = self.run.run_batch(i, [(cell, None)])
+            if state != "ok":
+                break
+            if _threads(self.run.pid) > 1:
+                self.forkable = i
+                break
         os.close(self.run.results)
         self.run.results = None
         with open(self.results, "rb") as f:
@@ -87,6 +107,9 @@ class Template:
         self.seconds = time.monotonic() - began
         if state != "ok":
             self.why = f"the opening cells did not run to the end ({state})"
+            return
+        if self.forkable is not None:
+            self.why = f"opening cell {self.forkable} left a thread running"
             return
         for line in self.records.splitlines():
             rec = json.loads(line)
@@ -196,16 +219,24 @@ class Templates:
             # exits: reaped, timed and killed here like any job's child. Set with the first template, so that a
             # worker that never makes one hands orphans to the sandbox's init, as before.
             _libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+        t = self._make(shell, snap, spec, key, prefix["cells"])
+        if t.forkable:  # its cells before the one that left a thread: a template of those serves the jobs
+            why = t.why
+            t = self._make(shell, snap, spec, key, prefix["cells"][:t.forkable])
+            t.shortened = why
+        self.kept[key] = t
+        self._fit()
+        return t
+
+    def _make(self, shell, snap: dict, spec: dict, key: str, cells: list[str]) -> Template:
         self.made += 1
-        t = Template(key, prefix["cells"])
+        t = Template(key, cells)
         try:
             t.start(shell, snap, spec, spec["dir"], self.made)
         except Exception as exc:  # the grader's own trouble: this notebook's jobs run in full
             t.why = f"it could not be started ({type(exc).__name__}: {str(exc)[:200]})"
         if t.why:
             t.close()  # nothing to keep but the answer: the template's memory is freed now
-        self.kept[key] = t
-        self._fit()
         return t
 
     def _fit(self) -> None:

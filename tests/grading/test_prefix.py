@@ -187,3 +187,22 @@ def test_an_opening_a_fork_could_not_reproduce_runs_in_full(sandbox_facilities):
             raw = w.run(cells, 7, [], None, cells[:1])
             assert raw.prefix.get("how") == "full" and why in raw.prefix.get("why", ""), (opening, raw.prefix)
             assert _printed(raw, 1) == ["42"], opening
+
+
+def test_an_opening_cell_that_leaves_a_thread_shortens_the_template_to_the_cells_before_it(sandbox_facilities):
+    """A cell of the opening that leaves a thread running (the Kineto profiler's config thread does) cannot be in
+    a template, but the cells before it can: the jobs are forked after those, and run that cell and the rest
+    themselves, so the thread is theirs, as in a full run."""
+    from grader.sandbox import SandboxWorker
+
+    if not (sandbox_facilities.drop_uid and sandbox_facilities.job_ns):
+        pytest.skip("no uid or namespaces of a job's own here: " + "; ".join(sandbox_facilities.missing))
+    threaded = "import threading, time\nthreading.Thread(target=time.sleep, args=(60,), daemon=True).start()\nb = 2"
+    count = "import os\nprint(a + b, len(os.listdir('/proc/self/task')))"
+    cells = ["a = 1", threaded, count]
+    with SandboxWorker() as w:
+        for _ in range(2):
+            raw = w.run(cells, 7, [], None, cells[:2])
+            assert raw.prefix.get("how") == "forked", raw.prefix
+            assert raw.prefix.get("cells") == 1 and "thread" in raw.prefix.get("shortened", ""), raw.prefix
+            assert _printed(raw, 2) == ["3 2"]  # the job's own thread, beside its main one
