@@ -157,7 +157,7 @@ def _templates(lang: str) -> list[tuple[re.Pattern, str]]:
         except ValueError:
             continue
         pattern, literal, names = [], "", set()
-        for text, field, spec, conversion in parts:
+        for text, field, _spec, _conversion in parts:
             pattern.append(re.escape(text))
             literal += text
             if field is None:
@@ -191,6 +191,6 @@ def translate_text(text: str, lang: str = "zh_CN") -> str:
         m = pattern.match(text)
         if m:
             values = {name: catalog.get(value) or value for name, value in m.groupdict().items()}
-            return _FORMATTED.sub(lambda f: values.get(f.group(1), f.group(0)) if f.group(1) else f.group(0)[0],
+            return _FORMATTED.sub(lambda f, v=values: v.get(f.group(1), f.group(0)) if f.group(1) else f.group(0)[0],
                                   msgstr)
     return text

@@ -28,7 +28,7 @@ from matplotlib.figure import Figure
 
 from torchcourse.figure_words import can_draw, in_language
 from torchcourse.frames import FrameAxis, FrameData, frame_data, player_html
-from torchcourse.i18n import LIST_SEPARATOR, TRANSLATIONS, N_, language, translations
+from torchcourse.i18n import LIST_SEPARATOR, N_, TRANSLATIONS, language, translations
 from torchcourse.i18n import gettext as _
 
 

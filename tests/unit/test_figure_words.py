@@ -38,7 +38,8 @@ def test_a_formatted_message_is_translated_with_the_values_it_was_formatted_with
 def test_a_message_matches_only_the_template_it_came_from():
     """" Without it: loss {loss}." would match the longer message's English too (its placeholder taking the rest
     of the sentence): the more specific message wins."""
-    short, long = " Without it: loss {loss}.", " Without it: loss {loss}; each step used the sum of every gradient so far."
+    short = " Without it: loss {loss}."
+    long = " Without it: loss {loss}; each step used the sum of every gradient so far."
     assert ZH(short) != short and ZH(long) != long
     assert translate_text(short.format(loss="0.031")) == ZH(short).format(loss="0.031")
     assert translate_text(long.format(loss="0.031")) == ZH(long).format(loss="0.031")

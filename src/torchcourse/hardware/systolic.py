@@ -387,7 +387,8 @@ def static_dataflow_strip(size: int = 4, cycle: int = 4) -> Figure:
     animator in ``04-dataflows-and-memory``."""
     fig = Figure(figsize=(7.6, 3.6))  # narrow enough for the page's column to show it at full size
     axes = fig.subplots(1, 3)
-    moves = {"ws": N_("{flow}: a \u2192, \u03a3 \u2193, weights stay"), "os": N_("{flow}: a \u2192, w \u2193, \u03a3 stays"),
+    moves = {"ws": N_("{flow}: a \u2192, \u03a3 \u2193, weights stay"),
+             "os": N_("{flow}: a \u2192, w \u2193, \u03a3 stays"),
              "is": N_("{flow}: w \u2192, \u03a3 \u2193, inputs stay")}
     for ax, flow in zip(axes, ["ws", "os", "is"]):
         draw_frame(systolic_frame(size, size, size, size, size, cycle, flow), ax=ax)

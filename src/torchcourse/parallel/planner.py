@@ -273,7 +273,8 @@ class PlanFigure:
         self.capacity_label.set_x(1.0 if right else 0.0)
         self.capacity_label.set_horizontalalignment("right" if right else "left")
         self.ax_mem.set_xlabel(sent_label(plan_.sent), fontsize=TEXT_PT)
-        self.ax_mem.set_title(N_("{strategy}: memory per device").format(strategy=plan_.strategy), fontsize=9, y=1.0)  # y: not re-placed
+        self.ax_mem.set_title(N_("{strategy}: memory per device").format(strategy=plan_.strategy), fontsize=9,
+                              y=1.0)  # y: not re-placed
         # Compute on a device's upper row, communication on its lower one (the y axis runs downwards).
         rects, colours = [], []
         for s in plan_.segments:

@@ -118,8 +118,9 @@ class TimelineFigure:
         self.bars.set_verts(rects)
         self.bars.set_facecolor(colours)
         self.ax.set_xlim(0, 1.05 * max(b.end for b in tl.bars))
+        # y given: matplotlib does not re-place it at every draw
         self.ax.set_title(N_("{buckets} bucket(s): DDP step {ddp:.2f}, DataParallel step {dp:.2f}").format(
-            buckets=tl.buckets, ddp=tl.ddp_step, dp=tl.dp_step), fontsize=9, y=1.0)  # y given: matplotlib does not re-place it at every draw
+            buckets=tl.buckets, ddp=tl.ddp_step, dp=tl.dp_step), fontsize=9, y=1.0)
         return self.figure
 
 

@@ -316,8 +316,9 @@ def draw_memory(state: MemoryState, ax=None, size: tuple[float, float] | None = 
     else:
         colour = SHARED if state.is_view else COPIED
         _draw_grid(ax, res_x, grid_top, state.result_shape, state.result_values, [colour] * len(state.result_values),
-                   f"{state.expression}: {state.kind.upper()}\n" + N_("shape {shape}, strides {strides}, offset {offset}")
-                   .format(shape=state.result_shape, strides=state.result_strides, offset=state.result_offset),
+                   f"{state.expression}: {state.kind.upper()}\n"
+                   + N_("shape {shape}, strides {strides}, offset {offset}").format(
+                       shape=state.result_shape, strides=state.result_strides, offset=state.result_offset),
                    "result")
     ax.set_xlim(-0.3, width + 0.3)
     ax.set_ylim(1.4 - height, 1.4)
