@@ -16,6 +16,7 @@ signal it, and its temp space is covered in each child's mount namespace).
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import random
@@ -140,6 +141,11 @@ def hold(shell, ctl: int, cmd: int, res: int, state: dict, check, rebind, before
     sock.sendall((json.dumps(reply) + "\n").encode())
     if why:
         os._exit(0)
+    # As the worker does before its first fork (child.settle): what the prefix left alive goes out of the
+    # collector's reach, so a collection in a fork never walks, and so never copies, the template's pages.
+    # The prefix's garbage is collected first, once, as a full run's next collection would.
+    gc.collect()
+    gc.freeze()
     while True:
         try:
             msg, fds, _, _ = socket.recv_fds(sock, 1 << 16, 3)

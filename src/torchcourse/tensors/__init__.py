@@ -2,6 +2,11 @@
 
 from torchcourse.budgets import ChapterBudgets, WidgetBudget
 
+#: What the grader's warm worker imports before any job (grader/inside/base.py). Shapes that do not broadcast
+#: make torch.broadcast_shapes import torch's symbolic-shapes module, and with it SymPy, on first use: in every
+#: graded notebook's checker otherwise (the hidden checks of broadcast_shape try dozens of such pairs).
+WARM = ("torch.fx.experimental.symbolic_shapes",)
+
 BUDGETS = ChapterBudgets(
     chapter="01-tensors",
     notebook_s=20.0,
