@@ -32,7 +32,9 @@ def nothing_left_in_course_folders():
 # - each site is built once per worker that asks for it (a session fixture), so all its tests go
 #   to the one worker that builds it.
 _GROUP_BY_FOLDER = {"grading": "grader", "grader": "grader", "deploy": "grader"}
-_GROUP_BY_FIXTURE = {"learner_site": "learner-site", "instructor_site": "instructor-site"}
+# The Chinese site is built into the English one's folder from its executions: same worker.
+_GROUP_BY_FIXTURE = {"learner_site": "learner-site", "chinese_site": "learner-site",
+                     "instructor_site": "instructor-site"}
 # Plain nbgrader through a throw-away exchange: no sandbox, no fixed port, so free to run beside the grader.
 _UNGROUPED = {"test_nbgrader_roundtrip.py"}
 
