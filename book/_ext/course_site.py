@@ -552,6 +552,7 @@ _PLAYER_ALT = re.compile(r'(<img class="tc-player-frame" alt=")([^"]*)(")')
 
 
 _PLAYER_SRC = re.compile(r'(<img class="tc-player-frame" alt="[^"]*" src="data:image/png;base64,)([^"]*)(")')
+_PLAYER_STATES = re.compile(r'(<div class="tc-player-about">.*?<ul>)(.*?)(</ul>)', re.S)
 
 
 def _players_in_language(app: Sphinx, pagename: str, templatename: str, context: dict, doctree: Any) -> None:
@@ -561,13 +562,15 @@ def _players_in_language(app: Sphinx, pagename: str, templatename: str, context:
     its own language's pictures only), and the Chinese site shows its own. Its words go through the course's
     catalog (the one torchcourse.i18n gives the widgets) on the Chinese site: its title, its controls' names and
     values, its messages and the notes under it, each as the catalog has it, a message with numbers in it through
-    the message with placeholders it was formatted from (torchcourse.i18n.translate_text)."""
+    the message with placeholders it was formatted from (torchcourse.i18n.translate_text); the list of the states
+    it has a picture for is the one the widget wrote in that language (``translated_states``), which every site
+    drops from the data."""
     body = context.get("body", "")
     if _PLAYER_START not in body:
         return
     import html as html_module
 
-    from torchcourse.frames import PLAYER_ABOUT, PLAYER_NO_SCRIPT, _script_json
+    from torchcourse.frames import PLAYER_ABOUT, PLAYER_DRAWN, PLAYER_NO_SCRIPT, _script_json
     from torchcourse.i18n import translate_text
 
     lang = "zh_CN" if app.config.course_language == "zh" else "en"
@@ -581,6 +584,7 @@ def _players_in_language(app: Sphinx, pagename: str, templatename: str, context:
             return segment
         data = json.loads(m.group(2))
         translated = data.pop("translated_images", {}).get(lang)
+        states = data.pop("translated_states", {}).get(lang)
         if translated:
             data["images"] = translated
             start = translated[data["frames"][data["start"]][-2]]
@@ -601,6 +605,10 @@ def _players_in_language(app: Sphinx, pagename: str, templatename: str, context:
         segment = _PLAYER_MESSAGE.sub(lambda t: t.group(1) + words(t.group(2)) + t.group(3), segment, 1)
         if data["title"]:  # without a title the alt text names the widget by its class: left as it is
             segment = _PLAYER_ALT.sub(lambda t: t.group(1) + alt + t.group(3), segment, 1)
+        if states is not None:
+            listed = "".join(f"<li>{html_module.escape(s)}</li>" for s in states)
+            segment = _PLAYER_STATES.sub(lambda t: t.group(1) + listed + t.group(3), segment, 1)
+        segment = segment.replace(f" {PLAYER_DRAWN}", words(PLAYER_DRAWN))
         return segment.replace(PLAYER_ABOUT, words(PLAYER_ABOUT)).replace(PLAYER_NO_SCRIPT, words(PLAYER_NO_SCRIPT))
 
     pieces = body.split(_PLAYER_START)

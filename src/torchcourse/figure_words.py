@@ -14,6 +14,7 @@ with one warning saying what to install: never a box for each character.
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import textwrap
@@ -27,7 +28,7 @@ from matplotlib.figure import Figure
 from matplotlib.text import Text
 from matplotlib.ticker import FixedFormatter
 
-from torchcourse.i18n import translate_text
+from torchcourse.i18n import translate_text, translations
 
 #: Fonts with CJK glyphs, the course's own first; any one installed will do.
 CJK_FAMILIES = ("WenQuanYi Micro Hei", "Noto Sans CJK SC", "Noto Sans SC", "Source Han Sans SC", "Droid Sans Fallback")
@@ -95,18 +96,33 @@ def _fixed_tick_labels(fig: Figure) -> list[FixedFormatter]:
 
 
 def _translated(text: str, lang: str) -> str:
-    """A figure's text in ``lang``: as a whole; else as one sentence wrapped into lines (textwrap.wrap), wrapped
-    again as wide (a CJK character is about two Latin letters wide); else line by line (a text may stack a title
-    on a caption)."""
-    words = translate_text(text, lang)
-    if words != text or "\n" not in text:
-        return words
+    """A figure's text in ``lang``: as a whole; else, where each line with words is a message of its own (a title
+    stacked on a caption, a label over a shape), line by line; else as one sentence wrapped into lines
+    (textwrap.wrap), wrapped again as wide (a CJK character is about two Latin letters wide); else line by line as
+    far as the catalog goes; else as a message with placeholders that formats to all of it.
+
+    A placeholder matches any text, line breaks included: tried on the whole text first, "rank {rank}: {name}"
+    would take a two-line label whole and leave all after "rank 0: " in English."""
+    if "\n" not in text:
+        return translate_text(text, lang)
+    exact = translations(lang).gettext(text) if lang != "en" else text
+    if exact != text:
+        return exact
     lines = text.split("\n")
+    by_line = [translate_text(line, lang) for line in lines]
+    if all(words != line or not _WORD.search(line) for words, line in zip(by_line, lines)):
+        return "\n".join(by_line)
     sentence = translate_text(" ".join(lines), lang)
     if sentence != " ".join(lines):
         width = max(len(line) for line in lines)
         return "\n".join(textwrap.wrap(sentence, width // 2 if lang in NEEDS_CJK else width))
-    return "\n".join(translate_text(line, lang) for line in lines)
+    if by_line != lines:
+        return "\n".join(by_line)
+    return translate_text(text, lang)
+
+
+#: A word: two letters or more (a line such as "(N, F) = (4,)" has none to translate).
+_WORD = re.compile(r"[^\W\d_]{2,}")
 
 
 @contextmanager

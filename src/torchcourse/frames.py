@@ -15,6 +15,8 @@ import json
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
+from torchcourse.i18n import N_
+
 
 @dataclass(frozen=True)
 class FrameAxis:
@@ -46,6 +48,9 @@ class _SiteBuildOnly(TypedDict, total=False):
     #: Only in the site build's output, never read by the script: each translation's pictures, by language, in the
     #: order of ``images``. The site of that language swaps them in; every site drops the key (course_site.py).
     translated_images: dict[str, list[str]]
+    #: The sentences under the player that say which states have a picture (``player_html``'s ``states``), by
+    #: language: the site of that language shows them instead of the English; every site drops the key.
+    translated_states: dict[str, list[str]]
 
 
 class FrameData(_SiteBuildOnly):
@@ -81,18 +86,26 @@ def _encoded(png: bytes) -> str:
     return base64.b64encode(png_small(png)).decode("ascii")
 
 
-#: Said under every player: what it is, and that its controls need JavaScript.
-PLAYER_ABOUT = ("No kernel runs on this website: these controls replay pictures that this notebook's own code "
-                "drew when the site was built. Run the notebook to try any other input.")
-PLAYER_NO_SCRIPT = ("The controls of this player need JavaScript, which is off: the picture above is the one "
-                    "the notebook starts with.")
+#: Said under every player: what it is, and that its controls need JavaScript (in English; the site of a
+#: translation shows them from the code catalog).
+PLAYER_ABOUT = N_("No kernel runs on this website: these controls replay pictures that this notebook's own code "
+                  "drew when the site was built. Run the notebook to try any other input.")
+PLAYER_NO_SCRIPT = N_("The controls of this player need JavaScript, which is off: the picture above is the one "
+                      "the notebook starts with.")
+#: Said before the list of the states that have a picture.
+PLAYER_DRAWN = N_("The pictures drawn, each control not named at the notebook's starting value (a control greys out "
+                  "the values that have no picture beside the other controls as they stand):")
 
 
-def player_html(data: FrameData, widget: str, name: str, states: list[str] | None = None) -> str:
+def player_html(data: FrameData, widget: str, name: str, states: list[str] | None = None,
+                translated_states: dict[str, list[str]] | None = None) -> str:
     """The site's frame player: the starting frame and message (shown without JavaScript too) and every
     frame as JSON, which book/js/frame-player.js turns into working controls. ``widget`` is the wrapper's
     dotted path (``data-widget``), ``name`` what the picture's alt text calls it when it has no title;
-    ``states`` says which combinations of values have a frame, one sentence each."""
+    ``states`` says which combinations of values have a frame, one sentence each, and ``translated_states`` the
+    same in other languages, by language (carried in the data for the site of that language)."""
+    if translated_states:
+        data = FrameData(data, translated_states=translated_states)
     image, message = data["frames"][data["start"]][-2:]
     alt = html.escape(f"{data['title'] or name}: " + ", ".join(
         f"{a['description']} {a['labels'][a['start']]}" for a in data["axes"]), quote=True)
@@ -108,8 +121,7 @@ def player_html(data: FrameData, widget: str, name: str, states: list[str] | Non
 
 def _about(states: list[str]) -> str:
     listed = "".join(f"<li>{html.escape(s)}</li>" for s in states)
-    drawn = (" The pictures drawn, each control not named at the notebook's starting value (a control greys out"
-             f" the values that have no picture beside the other controls as they stand):<ul>{listed}</ul>")
+    drawn = f" {PLAYER_DRAWN}<ul>{listed}</ul>"
     return f'<div class="tc-player-about">{PLAYER_ABOUT}{drawn if states else ""}</div>'
 
 

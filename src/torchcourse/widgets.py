@@ -28,7 +28,7 @@ from matplotlib.figure import Figure
 
 from torchcourse.figure_words import can_draw, in_language
 from torchcourse.frames import FrameAxis, FrameData, frame_data, player_html
-from torchcourse.i18n import LIST_SEPARATOR, N_, TRANSLATIONS, language, translations
+from torchcourse.i18n import LIST_SEPARATOR, N_, TRANSLATIONS, language, translate_text, translations
 from torchcourse.i18n import gettext as _
 
 
@@ -247,7 +247,7 @@ class Explorer(widgets.VBox):
     #: The title the site's player shows (the live widget's header).
     title: str = ""
     #: Shown on the site beside each free-text control offered as a list of inputs.
-    FREE_TEXT_NOTE = "the notebook accepts any input here"
+    FREE_TEXT_NOTE = N_("the notebook accepts any input here")
 
     def frame_space(self) -> dict[str, Sequence] | list[dict[str, Sequence]]:
         """The control values the static site offers: the states it computes frames for.
@@ -268,8 +268,15 @@ class Explorer(widgets.VBox):
         blocks = [{name: list(values) for name, values in block.items()} for block in blocks]
         return blocks + [{name: [value] for name, value in self.values().items()}]
 
-    def frame_space_description(self) -> list[str]:
-        """What the site's player offers, one sentence per product of the frame space, for its readers."""
+    def frame_space_description(self, lang: str = "en") -> list[str]:
+        """What the site's player offers, one sentence per product of the frame space, for its readers; in
+        ``lang``, the controls' names and values as the site of that language shows them (the code catalog's)."""
+        gettext = translations(lang).gettext
+
+        def words(text: str) -> str:
+            return translate_text(text, lang)
+
+        comma = gettext(N_(", "))
         axes, _states = self.frame_states()
         by_name = {a.name: a for a in axes}
         sentences = []
@@ -281,17 +288,24 @@ class Explorer(widgets.VBox):
             parts = []
             for axis, values in sorted(moved, key=lambda m: axes.index(m[0])):
                 order = _in_control_order(self.controls[axis.name], values)
-                labels = [axis.labels[axis.values.index(v)] for v in order]
+                labels = [words(axis.labels[axis.values.index(v)]) for v in order]
+                control = words(axis.description)
                 if len(labels) == len(axis.values) and len(labels) > 3:
-                    shown = f"all {len(labels)}"
+                    part = gettext(N_("{control} (all {count})")).format(control=control, count=len(labels))
                 elif len(labels) <= 8:
-                    shown = ", ".join(labels)
+                    part = gettext(N_("{control} ({values})")).format(control=control, values=comma.join(labels))
                 else:
-                    shown = f"{labels[0]} to {labels[-1]}, {len(labels)} values"
-                parts.append(f"{axis.description} ({shown})")
-            text = f"every combination of {', '.join(parts[:-1])} and {parts[-1]}" if len(parts) > 1 else parts[0]
+                    part = gettext(N_("{control} ({first} to {last}, {count} values)")).format(
+                        control=control, first=labels[0], last=labels[-1], count=len(labels))
+                parts.append(part)
+            # the parts list values with commas: a semicolon between them
+            text = (gettext(N_("every combination of {controls} and {last}")).format(
+                controls=gettext(LIST_SEPARATOR).join(parts[:-1]), last=parts[-1]) if len(parts) > 1 else parts[0])
             if fixed:
-                text += ", with " + ", ".join(f"{a.description} {a.labels[a.values.index(v)]}" for a, v in fixed)
+                text = gettext(N_("{states}, with {fixed}")).format(states=text, fixed=comma.join(
+                    gettext(N_("{control} {value}")).format(control=words(a.description),
+                                                             value=words(a.labels[a.values.index(v)]))
+                    for a, v in fixed))
             sentences.append(text)
         return sentences
 
@@ -357,8 +371,10 @@ class Explorer(widgets.VBox):
 
     def player_html(self) -> str:
         """The site's frame player (`torchcourse.frames.player_html`) for this widget's frames."""
+        site = bool(os.environ.get(SITE_FRAMES_ENV))
+        translated = {lang: self.frame_space_description(lang) for lang in TRANSLATIONS} if site else None
         return player_html(self.frames(), f"{type(self).__module__}.{type(self).__name__}", type(self).__name__,
-                           self.frame_space_description())
+                           self.frame_space_description(), translated)
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict | None:
         bundle = super()._repr_mimebundle_(**kwargs)

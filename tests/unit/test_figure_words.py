@@ -95,3 +95,71 @@ def test_without_a_cjk_font_a_chinese_figure_stays_english_with_one_warning(monk
         pictures = [figure_png(fig, "zh_CN") for _ in range(3)]
     assert all(p == english for p in pictures)
     assert [str(w.message) for w in caught] == [figure_words.NO_FONT]
+
+
+# ------------------------------------------------------------------ every drawn word the catalog has
+
+def _measured_cpu(threads: int):
+    from torchcourse.hardware.roofline import Bandwidth, CpuMeasurement, Measurement
+
+    return CpuMeasurement(Measurement((1.0e11, 1.1e11)), Bandwidth(Measurement((1.0e10, 1.1e10)), 2**27, 2**25),
+                          threads).machine
+
+
+def _stand_ins():
+    from torchcourse.autograd import descent, jacobian
+    from torchcourse.hardware import fixedpoint, roofline
+    from torchcourse.parallel import planner
+    from torchcourse.tensors import broadcast, memory, ranks
+
+    pipeline = planner.PlanFigure(planner.agg_figure((9.0, 3.2)).subplots(1, 2))
+    pipeline.draw(planner.plan(7.0, 16, 4, "pipeline"))
+    return {"ranks": ranks.static_rank_gallery(), "broadcast": broadcast.static_broadcast_gallery(),
+            "memory": memory.static_memory_explorer(), "descent": descent.static_descent_playground(),
+            "jacobian": jacobian.static_jacobian_explorer(), "fixed point": fixedpoint.static_fixed_point(),
+            "roofline": roofline.static_roofline(_measured_cpu(2)), "planner": planner.static_planner(),
+            "pipeline plan": pipeline.figure}
+
+
+#: Drawn texts that are names, the same in both editions (an operation's PyTorch name, a product, a size).
+NAMES = {"matmul", "add", "conv2d", "NVIDIA H100 SXM", " 80 GB GPU"}
+WORDS = re.compile(r"[A-Za-z]{3,}")
+
+
+def test_a_figure_in_chinese_keeps_no_english_the_catalog_can_translate():
+    """Each stand-in's drawn texts, as a figure saved in Chinese shows them: every text with words changes (names
+    aside), and no line of a text stays English where the catalog has that line (a message with placeholders must
+    not swallow the lines after its own)."""
+    left = []
+    for name, fig in _stand_ins().items():
+        texts = [t.get_text() for t in figure_words._texts(fig)]
+        texts += [str(s) for f in figure_words._fixed_tick_labels(fig) for s in f.seq]
+        for english in dict.fromkeys(texts):
+            chinese = figure_words._translated(english, "zh_CN")
+            if chinese == english and WORDS.search(english) and english not in NAMES:
+                left.append(f"{name}: {english!r}")
+            for line in english.split("\n") if "\n" in english else []:
+                if translate_text(line) != line and line in chinese.split("\n"):
+                    left.append(f"{name}: the line {line!r} of {english!r} -> {chinese!r}")
+    assert not left, "\n".join(left)
+
+
+def test_the_words_formatted_into_a_figure_are_translated_with_their_numbers():
+    from torchcourse.hardware.roofline import OPERATIONS, draw_roofline, roofline_point
+    from torchcourse.parallel.planner import STRATEGIES
+
+    for threads in (1, 16):
+        machine = _measured_cpu(threads)
+        assert translate_text(machine.name) == ZH("this CPU ({threads} thread(s), measured)").format(threads=threads)
+        fig = draw_roofline(roofline_point(OPERATIONS[2], 56, "float32", machine))
+        with figure_words.in_language(fig, "zh_CN"):
+            drawn = [t.get_text() for t in figure_words._texts(fig)]
+        assert ZH("this CPU ({threads} thread(s), measured)").format(threads=threads) in drawn
+        assert ZH("{operation}, n={n}, in {dtype}").format(operation=ZH(OPERATIONS[2]), n=56, dtype="float32") in drawn
+    for strategy in ("single device", "pipeline", "tensor"):
+        assert strategy in STRATEGIES and CJK.search(translate_text(strategy))
+        assert translate_text(f"{strategy}: memory per device") == ZH("{strategy}: memory per device").format(
+            strategy=ZH(strategy))
+    assert translate_text("x.t(): VIEW") == "x.t()：视图" and translate_text("result (2, 3)") == "结果 (2, 3)"
+    assert translate_text("source storage: 12 cells (green: read by the result)") == ZH(
+        "source storage: {cells} cells (green: read by the result)").format(cells=12)

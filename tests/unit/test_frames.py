@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import io
 import json
 import re
@@ -9,7 +10,16 @@ from pathlib import Path
 
 from PIL import Image
 
-from torchcourse.frames import AxisData, FrameAxis, FrameData, frame_data, player_html
+from torchcourse.frames import (
+    PLAYER_ABOUT,
+    PLAYER_DRAWN,
+    PLAYER_NO_SCRIPT,
+    AxisData,
+    FrameAxis,
+    FrameData,
+    frame_data,
+    player_html,
+)
 
 PLAYER_JS = Path(__file__).resolve().parents[2] / "book" / "js" / "frame-player.js"
 
@@ -47,3 +57,47 @@ def test_frame_data_is_what_the_player_html_carries():
     carried = re.search(r'<script type="application/json" class="tc-player-data">(.*?)</script>', page).group(1)
     assert json.loads(carried) == data and "<" not in carried  # nothing in the JSON can close its element
     assert f'src="data:image/png;base64,{data["images"][1]}"' in page and 'alt="Sizes &lt;1&gt;: size 2"' in page
+
+
+def _course_site():
+    """The site's Sphinx extension (book/_ext is not a package)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("course_site", PLAYER_JS.parents[1] / "_ext" / "course_site.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_notes_under_a_player_are_in_the_language_of_the_site():
+    """A widget's player on each site: the states it has pictures for, as the widget itself says them in that
+    language (carried beside the English for the site build, then dropped), and the notes around them."""
+    from types import SimpleNamespace
+
+    from torchcourse.i18n import translations
+    from torchcourse.parallel.planner import ParallelismPlanner
+
+    zh = translations("zh_CN").gettext
+    cjk = re.compile(r"[\u4e00-\u9fff]")
+    widget = ParallelismPlanner()
+    english = widget.frame_space_description()
+    chinese = widget.frame_space_description("zh_CN")
+    assert english[0] == "every combination of devices (1, 4, 16) and strategy (all 8)"
+    assert len(chinese) == len(english) and all(cjk.search(s) for s in chinese)
+    assert zh("tensor") in chinese[-1] and "tensor" not in chinese[-1] and zh("strategy") in chinese[-1]
+    data = frame_data("Plan", [FrameAxis("n", "size", "slider", [1, 2], ["1", "2"], 1)], [_png("red")], [""],
+                      [[0, 0, 0], [1, 0, 0]], 1)
+    page = player_html(data, "m.W", "W", english, {"zh_CN": chinese})
+    site = _course_site()
+    shown = {}
+    for language in ("en", "zh"):
+        context = {"body": page}
+        site._players_in_language(SimpleNamespace(config=SimpleNamespace(course_language=language)), "p", "t",
+                                  context, None)
+        shown[language] = context["body"]
+        assert "translated_states" not in shown[language]
+    listed = re.compile(r"<li>(.*?)</li>")
+    assert listed.findall(shown["en"]) == [html.escape(s) for s in english]
+    assert listed.findall(shown["zh"]) == [html.escape(s) for s in chinese]
+    for note in (PLAYER_ABOUT, PLAYER_DRAWN, PLAYER_NO_SCRIPT):
+        assert note in shown["en"] and note not in shown["zh"] and zh(note) in shown["zh"] and cjk.search(zh(note))

@@ -38,8 +38,8 @@ def _rosenbrock(w: torch.Tensor) -> torch.Tensor:
 
 #: name -> (loss of a (..., 2) tensor, start point, plot box (x0, x1, y0, y1))
 SURFACES: dict[str, tuple[Callable, tuple[float, float], tuple[float, float, float, float]]] = {
-    "elongated bowl": (_bowl, (-2.5, 1.5), (-3.0, 3.0, -2.0, 2.0)),
-    "banana valley": (_rosenbrock, (-1.5, 1.5), (-2.0, 2.0, -1.0, 3.0)),
+    N_("elongated bowl"): (_bowl, (-2.5, 1.5), (-3.0, 3.0, -2.0, 2.0)),
+    N_("banana valley"): (_rosenbrock, (-1.5, 1.5), (-2.0, 2.0, -1.0, 3.0)),
 }
 #: A run is stopped once the loss passes this: it has run away.
 RUNAWAY = 1e4
@@ -91,9 +91,9 @@ def _verdict(surface: str, good: list, bad: list | None, final: Callable, ran_aw
                      "after {bad_steps} (loss {bad_loss}). The step size is too large for the {surface}, with or "
                      "without zero_grad: try a smaller one.").format(
                 good_steps=len(good) - 1, good_loss=loss(good), bad_steps=len(bad) - 1, bad_loss=loss(bad),
-                surface=surface)
+                surface=_(surface))
         msg = _("With zero_grad: ran away after {steps} steps (loss {loss}): this step size is too large for the "
-                "{surface} even with zero_grad.").format(steps=len(good) - 1, loss=loss(good), surface=surface)
+                "{surface} even with zero_grad.").format(steps=len(good) - 1, loss=loss(good), surface=_(surface))
         return msg if bad is None else msg + _(" Without it: loss {loss}.").format(loss=loss(bad))
     msg = _("With zero_grad: loss {loss} after {steps} steps.").format(loss=loss(good), steps=len(good) - 1)
     if bad is None:

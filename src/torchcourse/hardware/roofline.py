@@ -202,7 +202,8 @@ class CpuMeasurement:
 
     @property
     def machine(self) -> Machine:
-        return Machine(f"this CPU ({self.threads} thread(s), measured)", {"float32": self.flops.median},
+        return Machine(N_("this CPU ({threads} thread(s), measured)").format(threads=self.threads),
+                       {"float32": self.flops.median},
                        self.bandwidth.rate.median, "measured in this notebook")
 
     @property
@@ -263,7 +264,7 @@ def _attainable(intensity: float, peak: float, bandwidth: float) -> float:
 
 # --------------------------------------------------------------------------- the explorer
 
-OPERATIONS = ["matmul n x n x n", "add (n x n elements)", "conv2d 3x3, 64->64 channels, n x n image"]
+OPERATIONS = [N_("matmul n x n x n"), N_("add (n x n elements)"), N_("conv2d 3x3, 64->64 channels, n x n image")]
 DTYPES = {"float32": 4, "bfloat16": 2, "int8": 1}
 
 
@@ -379,7 +380,8 @@ def draw_roofline(state: RooflineState, ax=None) -> Figure:
     _log_ticks(ax)
     ax.set_xlabel(N_("arithmetic intensity (operations per byte, log scale)"))
     ax.set_ylabel(N_("attainable operations per second (log scale)"))
-    ax.set_title(f"{state.operation}, n={state.n}, {state.dtype}", fontsize=9)
+    ax.set_title(N_("{operation}, n={n}, in {dtype}").format(operation=state.operation, n=state.n, dtype=state.dtype),
+                 fontsize=9)
     ax.legend(fontsize=8, loc="upper left")
     return fits_canvas(fig, left=0.2, right=0.95, bottom=0.12, top=0.93) if own else fig
 

@@ -36,7 +36,9 @@ from torchcourse.parallel.costs import GRAD_BYTES, INTER_NODE, LINKS, OPTIM_BYTE
 from torchcourse.parallel.redraw import Fixed, agg_figure, pin_label
 from torchcourse.widgets import Explorer, fits_canvas
 
-STRATEGIES = ["single device", "DataParallel", "DDP", "ZeRO-1", "ZeRO-2", "FSDP (ZeRO-3)", "pipeline", "tensor"]
+# The names of PyTorch's and DeepSpeed's methods stay as they are in both editions; the others are words.
+STRATEGIES = [N_("single device"), "DataParallel", "DDP", "ZeRO-1", "ZeRO-2", "FSDP (ZeRO-3)", N_("pipeline"),
+              N_("tensor")]
 LAYERS = 32
 TOKENS = 2048            # tokens per sample
 TFLOPS = 100.0           # assumed sustained bf16 throughput per device (an assumption, not a datasheet figure)

@@ -269,7 +269,8 @@ def _draw_table(canvas: _Canvas, state: BroadcastState, top: float) -> None:
     ax = canvas.ax
     for k, c in enumerate(state.columns):
         x = k
-        ax.text(x + _CELL_W / 2, top + 0.15, f"dim {c.dim}", ha="center", va="bottom", fontsize=8, color="#555555")
+        ax.text(x + _CELL_W / 2, top + 0.15, N_("dim {dim}").format(dim=c.dim), ha="center", va="bottom", fontsize=8,
+                color="#555555")
         for row, (name, size, stretched) in enumerate((("a", c.size_a, c.stretched_a),
                                                        ("b", c.size_b, c.stretched_b))):
             y = top - 1 - row
@@ -287,11 +288,12 @@ def _draw_table(canvas: _Canvas, state: BroadcastState, top: float) -> None:
             canvas.cell(x, y, str(c.size_out), _COLOURS["out"], 0.35)
         else:
             canvas.cell(x, y, "✗", _COLOURS["bad"], 0.85)
-    out = _fmt(state.result) if state.result is not None else "error"
-    labels = (("a " + _fmt(state.a), top - 1), ("b " + _fmt(state.b), top - 2), ("result " + out, top - 3.2))
+    out = (N_("result {shape}").format(shape=_fmt(state.result)) if state.result is not None
+           else N_("result error"))
+    labels = (("a " + _fmt(state.a), top - 1), ("b " + _fmt(state.b), top - 2), (out, top - 3.2))
     for text, y in labels:
         ax.text(-0.15, y + _CELL_H / 2, text, ha="right", va="center", fontsize=9,
-                weight="bold" if text.startswith("result") else "normal")
+                weight="bold" if text == out else "normal")
     ax.plot([-0.1, len(state.columns)], [top - 2.3, top - 2.3], color="#333333", lw=1)
 
 
@@ -336,7 +338,7 @@ def draw_broadcast(state: BroadcastState, ax=None) -> Figure:
         x = -3.0
         for name in ("a", "b"):
             grid = read_grid(_expanded_strides(getattr(state, name), state.result), state.result)
-            _draw_grid(canvas, x, grid_top, f"{name} as read", grid, name)
+            _draw_grid(canvas, x, grid_top, N_("{name} as read").format(name=name), grid, name)
             x += _GRID * len(grid[0]) + 0.5
         rows, cols = (state.result[-2] if len(state.result) >= 2 else 1), state.result[-1]
         corner = rows > GRID_ROWS or cols > GRID_COLS

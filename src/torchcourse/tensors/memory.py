@@ -301,7 +301,7 @@ def draw_memory(state: MemoryState, ax=None, size: tuple[float, float] | None = 
         fig = ax.figure
     shared = state.shared_cells
     _draw_grid(ax, 0, 0, (n,), range(n), [SHARED if i in shared else PLAIN for i in range(n)],
-               f"source storage: {n} cells (green: read by the result)", "storage")
+               N_("source storage: {cells} cells (green: read by the result)").format(cells=n), "storage")
     _draw_grid(ax, 0, grid_top, state.shape, state.source_indices, [PLAIN] * len(state.source_indices),
                N_("x ({layout}): shape {shape}").format(layout=state.layout, shape=state.shape) + "\n"
                + N_("strides {strides}, offset {offset}").format(strides=state.source_strides,
@@ -316,7 +316,8 @@ def draw_memory(state: MemoryState, ax=None, size: tuple[float, float] | None = 
     else:
         colour = SHARED if state.is_view else COPIED
         _draw_grid(ax, res_x, grid_top, state.result_shape, state.result_values, [colour] * len(state.result_values),
-                   f"{state.expression}: {state.kind.upper()}\n"
+                   (N_("{expression}: VIEW") if state.is_view else N_("{expression}: COPY")).format(
+                       expression=state.expression) + "\n"
                    + N_("shape {shape}, strides {strides}, offset {offset}").format(
                        shape=state.result_shape, strides=state.result_strides, offset=state.result_offset),
                    "result")
