@@ -24,6 +24,8 @@ one less; see ``tests/unit/hardware/test_scalesim.py``).
 
 core: ``systolic_frame(...)`` -> ``Frame``; renderer: ``draw_frame(frame)``;
 wrapper: ``SystolicAnimator``; stand-in: ``static_systolic_strip()``.
+
+Section 4's plot of utilisation against the batch: ``utilisation_figure()``.
 """
 
 from __future__ import annotations
@@ -65,6 +67,21 @@ def _cycles(m: int, k: int, n: int, rows: int, cols: int) -> int:
 def utilisation(m: int, k: int, n: int, rows: int, cols: int) -> float:
     """Useful multiply-accumulates / (PEs x cycles)."""
     return m * k * n / (rows * cols * _cycles(m, k, n, rows, cols))
+
+
+def utilisation_figure(ks=(64, 256, 300, 512), rows: int = 256, cols: int = 256, max_exponent: int = 14) -> Figure:
+    """The utilisation of a ``rows x cols`` array against M (1 to 2**max_exponent, log scale), one line for each
+    square weight matrix K = N in ``ks``: section 4's plot (for TPU v1's 256 x 256 array)."""
+    fig = Figure(figsize=(6.0, 3.6))
+    ax = fig.add_subplot()
+    ms = [2**e for e in range(0, max_exponent + 1)]
+    for k in ks:
+        ax.semilogx(ms, [utilisation(m, k, k, rows, cols) for m in ms], marker=".",
+                    label=f"K = N = {k}")
+    ax.set_xlabel(N_("M (rows of X streamed through)"))
+    ax.set_ylabel(N_("utilisation of a {rows} x {cols} array").format(rows=rows, cols=cols))
+    ax.legend(fontsize=8)
+    return fig
 
 
 @dataclass

@@ -136,3 +136,30 @@ def test_throughput_is_measured_in_simulated_macs_per_second():
     t = systolic.measure_throughput(rows=8, cols=8, m=16, repeats=1)
     assert t["macs_per_s"] > 0 and t["cycles_per_s"] > 0
     assert t["cycles_per_s"] * t["seconds"] == pytest.approx(systolic._cycles(16, 8, 8, 8, 8))
+
+
+def test_the_utilisation_figure_plots_utilisation_with_its_words_in_the_catalog():
+    """Section 4's plot: a line per K = N, each point the model's utilisation; drawn in Chinese, no word left."""
+    import json
+    from pathlib import Path
+
+    from torchcourse.figure_words import _translated
+
+    fig = systolic.utilisation_figure()
+    (ax,) = fig.axes
+    lines = ax.get_lines()
+    assert [line.get_label() for line in lines] == ["K = N = 64", "K = N = 256", "K = N = 300", "K = N = 512"]
+    for line, k in zip(lines, (64, 256, 300, 512)):
+        ms, ys = line.get_data()
+        assert list(ms) == [2**e for e in range(15)]
+        assert list(ys) == [systolic.utilisation(m, k, k, 256, 256) for m in ms]
+    assert ax.get_xscale() == "log"
+    for english in (ax.get_xlabel(), ax.get_ylabel()):
+        chinese = _translated(english, "zh_CN")
+        assert chinese != english and not any(w in chinese for w in ("rows", "streamed", "utilisation", "array"))
+    # the notebook draws it with the library, so the Chinese edition gets these words too
+    notebook = Path(__file__).resolve().parents[3] / "solutions" / "04-hardware" / "02-tpu-systolic-arrays.ipynb"
+    cells = ["".join(c["source"]) for c in json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+             if c["cell_type"] == "code"]
+    assert any("systolic.utilisation_figure()" in c for c in cells)
+    assert not any("set_xlabel" in c or "set_ylabel" in c for c in cells)
