@@ -243,3 +243,29 @@ def test_every_glossary_term_is_used_in_its_chapters_chinese():
         if not any(form.strip() in text for form in str(term["zh"]).split(",")):
             missing.append(f"{term['en']} ({term['zh']}), chapter {term['chapter']}")
     assert not missing, missing
+
+
+def test_status_has_a_row_for_the_code_catalog(tmp_path, capsys):
+    """`status` counts the code's catalog (torchcourse.po) like a chapter's: messages, translated, fuzzy,
+    untranslated; a chapter named, the chapters alone."""
+    from torchcourse.translation import code_strings
+
+    shutil.copytree(ROOT / "locale", tmp_path / "locale")
+    (tmp_path / "solutions").symlink_to(ROOT / "solutions")
+    path = code_strings.catalog_path(tmp_path, LANGUAGE)
+    path.parent.mkdir(parents=True)
+    catalog = catalogs.read(code_strings.catalog_path(ROOT, LANGUAGE), LANGUAGE)
+    messages = [m for m in catalog if m.id]
+    messages[0].flags.add("fuzzy")
+    messages[1].string = ""
+    catalogs.write(path, catalog)
+
+    translation_main(["status", "--root", str(tmp_path)])
+    rows = {line.split()[0]: line.split()[1:] for line in capsys.readouterr().out.splitlines()[1:]}
+    share = f"{100 * (len(messages) - 2) / len(messages):.0f}%"
+    assert rows["torchcourse.po"] == [str(len(messages)), str(len(messages) - 2), share, "1", "1"]
+    chapters = sorted({nb.parent.name for nb in SOLUTIONS})
+    assert list(rows) == [*chapters, "torchcourse.po"]
+
+    translation_main(["status", chapters[0], "--root", str(tmp_path)])
+    assert [line.split()[0] for line in capsys.readouterr().out.splitlines()[1:]] == [chapters[0]]

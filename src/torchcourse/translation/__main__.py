@@ -2,7 +2,8 @@
 
 update  every notebook's catalog in step with solutions/ (new messages empty, changed ones fuzzy), and
         the catalog of what the code shows a learner (src/torchcourse/locale/, see code_strings.py)
-status  messages per chapter, and how many are translated, fuzzy or untranslated
+status  messages per chapter, and how many are translated, fuzzy or untranslated; with no chapter named,
+        a last row for the code's catalog (torchcourse.po)
 build   the release in that language: chapters/ with each catalog applied, into <language>/chapters/,
         for the chapters named, or (none named) exactly those in locale/<language>/released-chapters.txt
 """
@@ -33,6 +34,25 @@ def _notebooks(root: Path, folder: str, chapters: list[str]) -> list[Path]:
     return [nb for nb in found if not chapters or nb.parent.name in chapters]
 
 
+#: The status row of the code's catalog (src/torchcourse/locale/<language>/LC_MESSAGES/torchcourse.po).
+CODE_ROW = "torchcourse.po"
+
+
+def _progress(path: Path, language: str, template) -> catalogs.Progress:
+    """A catalog's progress; where it does not exist yet, its template's messages, none translated."""
+    if path.exists():
+        return catalogs.progress(catalogs.read(path, language))
+    return catalogs.Progress(len(template()), 0, 0)
+
+
+def _status_row(name: str, parts: list[catalogs.Progress]) -> str:
+    """One line of `status`: the catalogs' messages together, how many translated (and the share), fuzzy,
+    untranslated."""
+    messages, translated, fuzzy = (sum(getattr(p, key) for p in parts) for key in ("messages", "translated", "fuzzy"))
+    share = 100 * translated / messages if messages else 100
+    return f"{name:<16}{messages:>9}{translated:>7} {share:3.0f}%{fuzzy:>7}{messages - translated - fuzzy:>14}"
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m torchcourse.translation", description=__doc__.split("\n")[0])
     parser.add_argument("command", choices=("update", "status", "build"))
@@ -53,15 +73,12 @@ def main(argv=None) -> int:
         print(f"{'chapter':<16}{'messages':>9}{'translated':>12}{'fuzzy':>7}{'untranslated':>14}")
         chapters = sorted({nb.parent.name for nb in _notebooks(root, "solutions", args.chapters)})
         for chapter in chapters:
-            total = [0, 0, 0]
-            for nb in _notebooks(root, "solutions", [chapter]):
-                path = catalogs.catalog_path(root, language, nb)
-                p = catalogs.progress(catalogs.read(path, language)) if path.exists() else None
-                messages = p.messages if p else len(catalogs.template(nb))
-                total = [total[0] + messages, total[1] + (p.translated if p else 0), total[2] + (p.fuzzy if p else 0)]
-            share = 100 * total[1] / total[0] if total[0] else 100
-            untranslated = total[0] - total[1] - total[2]
-            print(f"{chapter:<16}{total[0]:>9}{total[1]:>7} {share:3.0f}%{total[2]:>7}{untranslated:>14}")
+            print(_status_row(chapter, [_progress(catalogs.catalog_path(root, language, nb), language,
+                                                  lambda nb=nb: catalogs.template(nb))
+                                        for nb in _notebooks(root, "solutions", [chapter])]))
+        if not args.chapters:  # the catalog of what the code shows, as `update` keeps it
+            print(_status_row(CODE_ROW, [_progress(code_strings.catalog_path(root, language), language,
+                                                   lambda: code_strings.template(root))]))
         return 0
 
     chapters = args.chapters or released_chapters(root, language)
