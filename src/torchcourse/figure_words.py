@@ -95,6 +95,10 @@ def _fixed_tick_labels(fig: Figure) -> list[FixedFormatter]:
             if isinstance(f, FixedFormatter)]
 
 
+#: A word: two letters or more (a line such as "(N, F) = (4,)" has none to translate).
+_WORD = re.compile(r"[^\W\d_]{2,}")
+
+
 def _translated(text: str, lang: str) -> str:
     """A figure's text in ``lang``: as a whole; else, where each line with words is a message of its own (a title
     stacked on a caption, a label over a shape), line by line; else as one sentence wrapped into lines
@@ -119,10 +123,6 @@ def _translated(text: str, lang: str) -> str:
     if by_line != lines:
         return "\n".join(by_line)
     return translate_text(text, lang)
-
-
-#: A word: two letters or more (a line such as "(N, F) = (4,)" has none to translate).
-_WORD = re.compile(r"[^\W\d_]{2,}")
 
 
 @contextmanager

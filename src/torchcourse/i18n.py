@@ -111,6 +111,8 @@ def N_(message: str) -> str:
 
 # TRANSLATORS: what separates the items of a list that themselves contain commas (a full-width semicolon in Chinese).
 LIST_SEPARATOR = N_("; ")
+# TRANSLATORS: what separates the values of one list (the enumeration comma in Chinese).
+VALUE_SEPARATOR = N_(", ")
 
 
 def gettext(message: str) -> str:

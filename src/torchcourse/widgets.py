@@ -28,7 +28,7 @@ from matplotlib.figure import Figure
 
 from torchcourse.figure_words import can_draw, in_language
 from torchcourse.frames import FrameAxis, FrameData, frame_data, player_html
-from torchcourse.i18n import LIST_SEPARATOR, N_, TRANSLATIONS, language, translate_text, translations
+from torchcourse.i18n import LIST_SEPARATOR, N_, TRANSLATIONS, VALUE_SEPARATOR, language, translate_text, translations
 from torchcourse.i18n import gettext as _
 
 
@@ -276,7 +276,7 @@ class Explorer(widgets.VBox):
         def words(text: str) -> str:
             return translate_text(text, lang)
 
-        comma = gettext(N_(", "))
+        comma = gettext(VALUE_SEPARATOR)
         axes, _states = self.frame_states()
         by_name = {a.name: a for a in axes}
         sentences = []
