@@ -562,9 +562,9 @@ def _players_in_language(app: Sphinx, pagename: str, templatename: str, context:
     its own language's pictures only), and the Chinese site shows its own. Its words go through the course's
     catalog (the one torchcourse.i18n gives the widgets) on the Chinese site: its title, its controls' names and
     values, its messages and the notes under it, each as the catalog has it, a message with numbers in it through
-    the message with placeholders it was formatted from (torchcourse.i18n.translate_text); the list of the states
-    it has a picture for is the one the widget wrote in that language (``translated_states``), which every site
-    drops from the data."""
+    the message with placeholders it was formatted from (torchcourse.i18n.translate_text); the labels of its
+    controls' values and the list of the states it has a picture for are the ones the widget wrote in that language
+    (``translated_labels``, ``translated_states``), which every site drops from the data."""
     body = context.get("body", "")
     if _PLAYER_START not in body:
         return
@@ -585,6 +585,7 @@ def _players_in_language(app: Sphinx, pagename: str, templatename: str, context:
         data = json.loads(m.group(2))
         translated = data.pop("translated_images", {}).get(lang)
         states = data.pop("translated_states", {}).get(lang)
+        labels = data.pop("translated_labels", {}).get(lang)
         if translated:
             data["images"] = translated
             start = translated[data["frames"][data["start"]][-2]]
@@ -594,9 +595,10 @@ def _players_in_language(app: Sphinx, pagename: str, templatename: str, context:
         if lang == "en":
             return segment[:m.start()] + m.group(1) + _script_json(data) + m.group(3) + segment[m.end():]
         data["title"] = words(data["title"])
-        for axis in data["axes"]:
-            axis.update(description=words(axis["description"]), labels=[words(x) for x in axis["labels"]],
-                        note=words(axis["note"]))
+        for i, axis in enumerate(data["axes"]):
+            # the labels as the widget shows them in this language (an output without them: each through the catalog)
+            axis.update(description=words(axis["description"]),
+                        labels=labels[i] if labels else [words(x) for x in axis["labels"]], note=words(axis["note"]))
         data["messages"] = [words(x) for x in data["messages"]]
         alt = html_module.escape(f"{data['title']}: " + ", ".join(
             f"{a['description']} {a['labels'][a['start']]}" for a in data["axes"]), quote=True)

@@ -51,6 +51,10 @@ class _SiteBuildOnly(TypedDict, total=False):
     #: The sentences under the player that say which states have a picture (``player_html``'s ``states``), by
     #: language: the site of that language shows them instead of the English; every site drops the key.
     translated_states: dict[str, list[str]]
+    #: Each axis's labels (``AxisData.labels``), by language, as the live widget shows them in that language
+    #: (``Explorer.option_label``): the site of that language shows them instead of the English; every site drops
+    #: the key.
+    translated_labels: dict[str, list[list[str]]]
 
 
 class FrameData(_SiteBuildOnly):
@@ -65,9 +69,11 @@ class FrameData(_SiteBuildOnly):
 
 
 def frame_data(title: str, axes: list[FrameAxis], pngs: list[bytes], messages: list[str],
-               frames: list[list[int]], start: int, translated: dict[str, list[bytes]] | None = None) -> FrameData:
+               frames: list[list[int]], start: int, translated: dict[str, list[bytes]] | None = None,
+               translated_labels: dict[str, list[list[str]]] | None = None) -> FrameData:
     """The player's data for a widget's computed frames (``pngs`` and ``messages`` as ``frames`` index them;
-    ``translated``: the same pictures in other languages, by language, in the order of ``pngs``)."""
+    ``translated``: the same pictures in other languages, by language, in the order of ``pngs``;
+    ``translated_labels``: each axis's labels in other languages, by language)."""
     data = FrameData(
         title=title,
         axes=[AxisData(name=a.name, description=a.description, kind=a.kind, labels=a.labels, start=a.start,
@@ -79,6 +85,8 @@ def frame_data(title: str, axes: list[FrameAxis], pngs: list[bytes], messages: l
     )
     if translated:
         data["translated_images"] = {lang: [_encoded(png) for png in copies] for lang, copies in translated.items()}
+    if translated_labels:
+        data["translated_labels"] = translated_labels
     return data
 
 

@@ -182,9 +182,17 @@ def _kind(control: widgets.ValueWidget) -> str:
     return "select"
 
 
-def _label(control: widgets.ValueWidget, value: Any) -> str:
-    if hasattr(control, "options") and not isinstance(control, widgets.Combobox):
-        values, labels = _options(control)
+def _is_list(control: widgets.ValueWidget) -> bool:
+    """Whether a control offers a fixed list of options (a drop-down, toggles, a selection slider), each with a
+    label: not a free-text box with suggestions."""
+    return hasattr(control, "options") and not isinstance(control, widgets.Combobox)
+
+
+def _label(control: widgets.ValueWidget, value: Any, english: tuple[list, list[str]] | None = None) -> str:
+    """A value as the control names it (``english``: the control's options as they were written, before the
+    labels were translated)."""
+    if _is_list(control):
+        values, labels = english or _options(control)
         if value in values:
             return labels[values.index(value)]
     if isinstance(value, float):
@@ -200,7 +208,7 @@ def _in_control_order(control: widgets.ValueWidget, values: list) -> list:
     """
     if isinstance(control, widgets.Checkbox | widgets.ToggleButton):
         return sorted(values)
-    if hasattr(control, "options") and not isinstance(control, widgets.Combobox):
+    if _is_list(control):
         order = _options(control)[0]
         return sorted(values, key=lambda v: order.index(v) if v in order else len(order))
     if isinstance(control, (widgets.IntSlider, widgets.FloatSlider)):
@@ -220,10 +228,21 @@ class Explorer(widgets.VBox):
                  render: Callable[[Any], Figure], *, title: str = "") -> None:
         # Labels are written in English (marked N_ where they are defined) and shown in the learner's language.
         title = _(title)
-        for control in controls.values():
+        lang = language()
+        #: Each list control's options as the widget wrote them: (values, English labels).
+        self._english_options: dict[str, tuple[list, list[str]]] = {}
+        for name, control in controls.items():
             control.description = _(control.description)
             if getattr(control, "placeholder", ""):
                 control.placeholder = _(control.placeholder)
+            if _is_list(control):
+                values, labels = self._english_options[name] = _options(control)
+                shown = [self.option_label(name, label, lang) for label in labels]
+                if shown != labels:
+                    # (label, value) pairs: the learner reads the translation, the code still gets the English value
+                    value = control.value
+                    control.options = list(zip(shown, values))
+                    control.value = value
         self.controls = controls
         self.title = title
         self._compute = compute
@@ -241,6 +260,18 @@ class Explorer(widgets.VBox):
 
     def values(self) -> dict[str, Any]:
         return {name: control.value for name, control in self.controls.items()}
+
+    #: By control, the English labels of options that are code (a method's name, as the notebook's code writes
+    #: it): shown as they are in every language, even where the catalog has the same word as a message of its own.
+    CODE_OPTIONS: dict[str, frozenset[str]] = {}
+
+    def option_label(self, control: str, label: str, lang: str) -> str:
+        """The label of one of ``control``'s options in ``lang``: the code catalog's translation of the English
+        label (the exact message: words the catalog lacks, such as a dtype's name or a product's, stay as they are),
+        but a label the widget lists in ``CODE_OPTIONS``. The live widget and both sites' players show this."""
+        if label in self.CODE_OPTIONS.get(control, ()):
+            return label
+        return translations(lang).gettext(label) if label else label
 
     # ----------------------------------------------------------------- frames for the static site
 
@@ -288,7 +319,7 @@ class Explorer(widgets.VBox):
             parts = []
             for axis, values in sorted(moved, key=lambda m: axes.index(m[0])):
                 order = _in_control_order(self.controls[axis.name], values)
-                labels = [words(axis.labels[axis.values.index(v)]) for v in order]
+                labels = [self._shown_label(axis, v, lang) for v in order]
                 control = words(axis.description)
                 if len(labels) == len(axis.values) and len(labels) > 3:
                     part = gettext(N_("{control} (all {count})")).format(control=control, count=len(labels))
@@ -304,10 +335,24 @@ class Explorer(widgets.VBox):
             if fixed:
                 text = gettext(N_("{states}, with {fixed}")).format(states=text, fixed=comma.join(
                     gettext(N_("{control} {value}")).format(control=words(a.description),
-                                                             value=words(a.labels[a.values.index(v)]))
+                                                             value=self._shown_label(a, v, lang))
                     for a, v in fixed))
             sentences.append(text)
         return sentences
+
+    def _shown_label(self, axis: FrameAxis, value: Any, lang: str) -> str:
+        """A frame axis's value as the player of ``lang`` names it (a list control's option as `option_label`
+        gives it; a number or free text through the catalog as finished text)."""
+        label = axis.labels[axis.values.index(value)]
+        if axis.name in self._english_options:
+            return self.option_label(axis.name, label, lang)
+        return translate_text(label, lang) if label else label
+
+    def translated_labels(self, axes: list[FrameAxis]) -> dict[str, list[list[str]]]:
+        """Each axis's labels in each language the course is translated into, as the live widget shows them there:
+        what the site build carries beside the English (``FrameData.translated_labels``), since the site, given
+        each label alone, could not tell a word from the same word as code (``CODE_OPTIONS``)."""
+        return {lang: [[self._shown_label(a, v, lang) for v in a.values] for a in axes] for lang in TRANSLATIONS}
 
     def frame_states(self) -> tuple[list[FrameAxis], list[tuple[int, ...]]]:
         """The declared frame space as the site's controls and the states (value indices), capped."""
@@ -325,7 +370,8 @@ class Explorer(widgets.VBox):
             free_text = not hasattr(control, "options") and _kind(control) == "select"
             free_text |= isinstance(control, widgets.Combobox) and not control.ensure_option
             axes.append(FrameAxis(name, control.description or name, _kind(control), vals,
-                                  [_label(control, v) for v in vals], vals.index(start[name]),
+                                  [_label(control, v, self._english_options.get(name)) for v in vals],
+                                  vals.index(start[name]),
                                   self.FREE_TEXT_NOTE if free_text else ""))
         states: dict[tuple[int, ...], None] = {}
         for block in blocks:
@@ -365,9 +411,10 @@ class Explorer(widgets.VBox):
                     translated.setdefault(lang, {})[index] = copy
             frames.append([*state, index, messages.setdefault(message, len(messages))])
         pngs = list(images)
+        labels = self.translated_labels(axes) if site else None
         return frame_data(self.title, axes, pngs, list(messages), frames, states.index(tuple(a.start for a in axes)),
                           {lang: [by_index.get(i, png) for i, png in enumerate(pngs)]
-                           for lang, by_index in translated.items()})
+                           for lang, by_index in translated.items()}, labels)
 
     def player_html(self) -> str:
         """The site's frame player (`torchcourse.frames.player_html`) for this widget's frames."""

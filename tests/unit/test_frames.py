@@ -101,3 +101,54 @@ def test_the_notes_under_a_player_are_in_the_language_of_the_site():
     assert listed.findall(shown["zh"]) == [html.escape(s) for s in chinese]
     for note in (PLAYER_ABOUT, PLAYER_DRAWN, PLAYER_NO_SCRIPT):
         assert note in shown["en"] and note not in shown["zh"] and zh(note) in shown["zh"] and cjk.search(zh(note))
+
+
+def test_each_site_shows_the_labels_the_widget_gave_for_its_language():
+    """The Chinese site shows the labels the widget carried for it (a word translated, the same word as code kept),
+    not each English label put through the catalog alone; the English site the English; both drop the copies."""
+    from types import SimpleNamespace
+
+    axes = [FrameAxis("layout", "source x", "select", ["contiguous", "transposed"], ["contiguous", "transposed"], 0),
+            FrameAxis("op", "operation", "select", ["contiguous", "slice"], ["contiguous", "slice"], 0)]
+    carried = {"zh_CN": [["连续", "转置"], ["contiguous", "切片"]]}
+    data = frame_data("Memory explorer", axes, [_png("red")], [""], [[0, 0, 0, 0], [1, 1, 0, 0]], 0,
+                      translated_labels=carried)
+    assert data["translated_labels"] == carried
+    page = player_html(data, "m.W", "W")
+    site = _course_site()
+    shown = {}
+    for language in ("en", "zh"):
+        context = {"body": page}
+        site._players_in_language(SimpleNamespace(config=SimpleNamespace(course_language=language)), "p", "t",
+                                  context, None)
+        assert "translated_labels" not in context["body"]
+        shown[language] = json.loads(re.search(r'class="tc-player-data">(.*?)</script>', context["body"]).group(1))
+    assert [a["labels"] for a in shown["en"]["axes"]] == [["contiguous", "transposed"], ["contiguous", "slice"]]
+    assert [a["labels"] for a in shown["zh"]["axes"]] == carried["zh_CN"]
+
+
+def test_a_widgets_frames_carry_its_labels_in_each_translation(monkeypatch):
+    """Explorer.frames() in the site build: the English labels in the data, each translation's beside them, the
+    words translated and a label the widget keeps as code kept."""
+    import warnings
+    from types import SimpleNamespace
+
+    import ipywidgets as widgets
+    from matplotlib.figure import Figure
+
+    from torchcourse.widgets import SITE_FRAMES_ENV, Explorer
+
+    class Layouts(Explorer):
+        CODE_OPTIONS = {"op": frozenset({"contiguous"})}
+
+    monkeypatch.setenv("TORCHCOURSE_LANGUAGE", "en")
+    monkeypatch.setenv(SITE_FRAMES_ENV, "1")
+    controls = {"layout": widgets.Dropdown(options=["contiguous", "transposed"], value="contiguous"),
+                "op": widgets.Dropdown(options=["contiguous", "slice", "view"], value="slice")}
+    explorer = Layouts(controls, lambda layout, op: SimpleNamespace(message=f"{layout} {op}"),
+                       lambda state: Figure(figsize=(1, 1)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # without a CJK font: the pictures stay English, the labels do not
+        data = explorer.frames()
+    assert [a["labels"] for a in data["axes"]] == [["contiguous", "transposed"], ["contiguous", "slice", "view"]]
+    assert data["translated_labels"] == {"zh_CN": [["连续", "转置"], ["contiguous", "切片", "view"]]}

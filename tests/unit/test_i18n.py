@@ -176,3 +176,81 @@ def test_no_message_hides_inside_an_f_string():
                     if literal and getattr(call.func, "id", "") in ("_", "N_"):
                         hidden.append(f"{path.relative_to(ROOT)}:{call.lineno}")
     assert not hidden, hidden
+
+
+def test_a_widgets_options_are_shown_in_the_learners_language_and_keep_their_english_values(clean_env):
+    """Live in JupyterLab: each drop-down's words in the learner's language, as (label, value) pairs whose values stay
+    the English identifiers the code, saved widget state and the site's frames use; a label that is code (a method's
+    name, a dtype, a product, a dataflow's short name) as it is, even where the catalog has the same word."""
+    from torchcourse.autograd.descent import SURFACES, DescentPlayground
+    from torchcourse.autograd.jacobian import FUNCTIONS, JacobianExplorer
+    from torchcourse.hardware.roofline import OPERATIONS, RooflineExplorer
+    from torchcourse.hardware.systolic import SystolicAnimator
+    from torchcourse.parallel.planner import STRATEGIES, ParallelismPlanner
+    from torchcourse.tensors.memory import LAYOUTS, OPS, MemoryExplorer
+
+    zh = i18n.translations("zh_CN").gettext
+
+    def shown(explorer, control):
+        return dict((value, label) for label, value in explorer.controls[control]._options_full)
+
+    clean_env.setenv("TORCHCOURSE_LANGUAGE", "en")
+    english = MemoryExplorer()
+    assert shown(english, "layout") == {"contiguous": "contiguous", "transposed": "transposed"}
+    assert english.controls["op"].options == tuple(OPS)
+
+    clean_env.setenv("TORCHCOURSE_LANGUAGE", "zh_CN")
+    planner = ParallelismPlanner(strategy="pipeline")
+    assert planner.controls["strategy"].value == "pipeline" and planner.state.strategy == "pipeline"
+    assert [v for _label, v in planner.controls["strategy"]._options_full] == STRATEGIES
+    labels = shown(planner, "strategy")
+    assert labels["pipeline"] == zh("pipeline") == "流水线并行" and labels["tensor"] == "张量并行"
+    assert labels["single device"] == "单设备" and labels["DDP"] == "DDP" and labels["FSDP (ZeRO-3)"] == "FSDP (ZeRO-3)"
+    assert all(label == value for value, label in shown(planner, "link").items())  # PCIe 4.0 x16, NVLink 4 (H100 SXM)
+    planner.controls["strategy"].value = "tensor"
+    assert planner.state.strategy == "tensor"
+
+    roofline = RooflineExplorer()
+    labels = shown(roofline, "operation")
+    assert list(labels) == OPERATIONS and all(labels[op] == zh(op) != op for op in OPERATIONS)
+    assert all(_has_chinese(label) for label in labels.values())
+    assert shown(roofline, "dtype") == {"float32": "float32", "bfloat16": "bfloat16", "int8": "int8"}
+    roofline.controls["operation"].value = OPERATIONS[1]
+    assert roofline.state.operation == OPERATIONS[1]
+
+    memory = MemoryExplorer(layout="transposed", op="contiguous")
+    assert shown(memory, "layout") == {"contiguous": "连续", "transposed": "转置"} and list(LAYOUTS) == list(
+        shown(memory, "layout"))
+    ops = shown(memory, "op")
+    assert list(ops) == list(OPS) and memory.controls["op"].value == "contiguous"
+    assert ops["contiguous"] == "contiguous" and ops["view"] == "view" and ops["detach"] == "detach"
+    assert ops["advanced indexing"] == "高级索引" and ops["boolean mask"] == "布尔掩码" and ops["slice"] == "切片"
+    assert memory.state.layout == "transposed" and memory.state.op == "contiguous" and memory.state.kind == "copy"
+
+    surfaces = shown(DescentPlayground(), "surface")
+    assert list(surfaces) == list(SURFACES) and all(_has_chinese(label) for label in surfaces.values())
+    functions = shown(JacobianExplorer(), "function")
+    assert list(functions) == list(FUNCTIONS)
+    assert all(functions[code] == code for code in ("softmax (3 -> 3)", "W tanh(x) (3 -> 2)"))
+    polar = functions["polar to cartesian (2 -> 2)"]
+    assert _has_chinese(polar) and "2 -> 2" in polar
+    assert shown(SystolicAnimator(), "dataflow") == {"ws": "ws", "os": "os", "is": "is"}
+
+
+def test_the_sites_player_names_the_options_as_the_live_widget_does(clean_env):
+    """The site build runs in English: its frames' labels are the English ones, and the Chinese labels it carries
+    beside them are the live widget's, "contiguous" the layout (a word) and "contiguous" the method (code) apart."""
+    from torchcourse.tensors.memory import MemoryExplorer
+
+    clean_env.setenv("TORCHCOURSE_LANGUAGE", "en")
+    memory = MemoryExplorer()
+    axes, _states = memory.frame_states()
+    by_name = {a.name: a for a in axes}
+    assert by_name["layout"].labels == ["contiguous", "transposed"]
+    assert "contiguous" in by_name["op"].labels and "advanced indexing" in by_name["op"].labels
+    chinese = dict(zip((a.name for a in axes), memory.translated_labels(axes)["zh_CN"]))
+    assert chinese["layout"] == ["连续", "转置"]
+    ops = dict(zip(by_name["op"].values, chinese["op"]))
+    assert ops["contiguous"] == "contiguous" and ops["advanced indexing"] == "高级索引" and ops["reshape"] == "reshape"
+    described = " ".join(memory.frame_space_description("zh_CN"))
+    assert "连续、转置" in described and "切片、view、reshape" in described

@@ -33,16 +33,18 @@ from torchcourse.widgets import Explorer, figure_and_axes
 
 _W = torch.tensor([[1.0, -2.0, 0.5], [0.0, 1.5, -1.0]], dtype=torch.float64)
 
-#: name -> (function from R^n to R^m, the point x it is differentiated at, input names, output names)
+#: name -> (function from R^n to R^m, the point x it is differentiated at, input names, output names). A name in
+#: words is marked for the catalog (the drop-down and the figure show it in the learner's language); a name that
+#: is code (W tanh(x), softmax) stays as it is.
 FUNCTIONS: dict[str, tuple[Callable, list[float], list[str], list[str]]] = {
-    "polar to cartesian (2 -> 2)": (lambda p: torch.stack([p[0] * torch.cos(p[1]), p[0] * torch.sin(p[1])]),
-                                    [2.0, 0.5], ["r", "theta"], ["x", "y"]),
+    N_("polar to cartesian (2 -> 2)"): (lambda p: torch.stack([p[0] * torch.cos(p[1]), p[0] * torch.sin(p[1])]),
+                                        [2.0, 0.5], ["r", "theta"], ["x", "y"]),
     "W tanh(x) (3 -> 2)": (lambda x: _W @ torch.tanh(x), [0.5, -1.0, 2.0], ["x0", "x1", "x2"], ["y0", "y1"]),
     "softmax (3 -> 3)": (lambda x: torch.softmax(x, dim=0), [1.0, 2.0, 0.5], ["x0", "x1", "x2"], ["p0", "p1", "p2"]),
-    "sum, product, max (3 -> 3)": (lambda x: torch.stack([x.sum(), x.prod(), x.max()]), [1.0, 2.0, 3.0],
-                                   ["x0", "x1", "x2"], ["sum", "prod", "max"]),
-    "x squared, elementwise (4 -> 4)": (lambda x: x ** 2, [1.0, -1.0, 2.0, 0.5], ["x0", "x1", "x2", "x3"],
-                                        ["y0", "y1", "y2", "y3"]),
+    N_("sum, product, max (3 -> 3)"): (lambda x: torch.stack([x.sum(), x.prod(), x.max()]), [1.0, 2.0, 3.0],
+                                       ["x0", "x1", "x2"], ["sum", "prod", "max"]),
+    N_("x squared, elementwise (4 -> 4)"): (lambda x: x ** 2, [1.0, -1.0, 2.0, 0.5], ["x0", "x1", "x2", "x3"],
+                                            ["y0", "y1", "y2", "y3"]),
 }
 
 

@@ -35,8 +35,9 @@ from torchcourse.widgets import Explorer
 
 #: Shapes offered by the explorer's drop-down (the core accepts any shape of rank >= 1).
 SHAPES: tuple[tuple[int, ...], ...] = ((3, 4), (2, 3), (4, 2), (2, 3, 4))
-#: How the source is laid out: row-major, or the transpose of a row-major tensor (same shape).
-LAYOUTS = ("contiguous", "transposed")
+#: How the source is laid out: row-major, or the transpose of a row-major tensor (same shape). The words are
+#: adjectives (shown in the learner's language), the values the code passes stay English.
+LAYOUTS = (N_("contiguous"), N_("transposed"))
 
 
 def _slice(x: torch.Tensor) -> torch.Tensor:
@@ -118,6 +119,10 @@ OPS: dict[str, Op] = {
     "detach": Op("detach", lambda x: "x.detach()", lambda x: x.detach(),
                  N_("detach shares the storage; it only leaves out the autograd history"), ""),
 }
+#: The operations named by words, shown in the learner's language; the others are the names of the methods the
+#: notebook's code calls (`contiguous` among them, though the layout's "contiguous" is a word), kept as they are.
+OP_WORDS = (N_("slice"), N_("advanced indexing"), N_("0-dim tensor index"), N_("boolean mask"))
+METHOD_OPS = frozenset(OPS) - set(OP_WORDS)
 
 
 @dataclass(frozen=True)
@@ -338,6 +343,8 @@ def _compute(shape: tuple[int, ...], layout: str, op: str) -> MemoryState:
 
 class MemoryExplorer(Explorer):
     """Pick a source and an operation; see which storage cells the result reads, or that it copied."""
+
+    CODE_OPTIONS = {"op": METHOD_OPS}
 
     def __init__(self, shape: tuple[int, ...] = (3, 4), layout: str = "contiguous", op: str = "slice") -> None:
         controls = {
