@@ -38,6 +38,8 @@ SHAPES: tuple[tuple[int, ...], ...] = ((3, 4), (2, 3), (4, 2), (2, 3, 4))
 #: How the source is laid out: row-major, or the transpose of a row-major tensor (same shape). The words are
 #: adjectives (shown in the learner's language), the values the code passes stay English.
 LAYOUTS = (N_("contiguous"), N_("transposed"))
+#: The source's title, one sentence per layout.
+SOURCE_TITLES = {"contiguous": N_("x (contiguous): shape {shape}"), "transposed": N_("x (transposed): shape {shape}")}
 
 
 def _slice(x: torch.Tensor) -> torch.Tensor:
@@ -308,7 +310,7 @@ def draw_memory(state: MemoryState, ax=None, size: tuple[float, float] | None = 
     _draw_grid(ax, 0, 0, (n,), range(n), [SHARED if i in shared else PLAIN for i in range(n)],
                N_("source storage: {cells} cells (green: read by the result)").format(cells=n), "storage")
     _draw_grid(ax, 0, grid_top, state.shape, state.source_indices, [PLAIN] * len(state.source_indices),
-               N_("x ({layout}): shape {shape}").format(layout=state.layout, shape=state.shape) + "\n"
+               SOURCE_TITLES[state.layout].format(shape=state.shape) + "\n"
                + N_("strides {strides}, offset {offset}").format(strides=state.source_strides,
                                                                  offset=state.source_offset),
                "source")

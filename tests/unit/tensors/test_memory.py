@@ -198,3 +198,19 @@ def test_static_stand_in_shows_its_cases():
     assert len(titles) == len(memory.STATIC_CASES) == 6
     assert ["VIEW" in t for t in titles] == [True, True, True, False, False, False]
     assert "error" in titles[3] and "COPY" in titles[4] and "COPY" in titles[5]
+
+
+def test_the_source_title_in_chinese_names_its_layout_in_chinese_and_keeps_the_method_name():
+    """The layout is an adjective (连续, 转置 in the Chinese figure); the contiguous() operation in the result's title
+    is a method's name and stays as the code writes it."""
+    from torchcourse.figure_words import in_language
+
+    for layout, word in (("contiguous", "连续"), ("transposed", "转置")):
+        fig = memory.draw_memory(memory.explore((3, 4), "contiguous", layout))
+        english = _title(fig, "source")
+        assert english.startswith(f"x ({layout}): shape (3, 4)")
+        with in_language(fig, "zh_CN"):
+            source, result = _title(fig, "source"), _title(fig, "result")
+        assert source.startswith(f"x（{word}）：形状 (3, 4)") and layout not in source
+        assert "x.contiguous()" in result
+        assert _title(fig, "source") == english  # the English is back once the picture is saved
