@@ -3,7 +3,8 @@
 The renderers draw in English, the words marked for the catalog with ``N_`` (``N_("step {step} of {n}")
 .format(...)``), so the drawing itself never depends on the language. ``in_language`` translates the finished
 texts of a drawn figure (``torchcourse.i18n.translate_text``: the exact message, or the message with
-placeholders that formats to it) for as long as the picture is saved, then puts the English back.
+placeholders that formats to it; one with too little text of its own to identify it, such as "result {shape}", only
+where what it captured is a value, not words) for as long as the picture is saved, then puts the English back.
 
 Chinese needs a font with CJK glyphs. matplotlib's own fonts have none, and its font list is made once and
 cached, so a font installed later (Debian's fonts-wqy-microhei, which tests/setup-system.sh and `make book`

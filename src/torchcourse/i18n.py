@@ -142,13 +142,32 @@ _FIELD = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)(?:![rsa])?(?::[^{}]*)?\}")
 _FORMATTED = re.compile(r"\{\{|\}\}|" + _FIELD.pattern)
 
 
+#: A message with placeholders whose literal text has fewer letters than this ("result {shape}", "dim {dim}",
+#: "{expression}: VIEW") is too short to tell its English from other text that happens to start or end the same way
+#: ("result in memory"): it translates a text only where every value it captured is a value, not words (`_a_value`).
+IDENTIFYING_LETTERS = 10
+#: Two words in a row: prose, not a value a message formats in.
+_PROSE = re.compile(r"[^\W\d_]{2,}\s+[^\W\d_]{2,}")
+#: One word alone (letters only).
+_BARE_WORD = re.compile(r"[^\W\d_]{2,}")
+
+
+def _a_value(text: str, catalog: dict) -> bool:
+    """Whether a captured text is what messages format in: a number, a shape, a dtype or other code, a name with
+    digits, or a message of the catalog itself ("vector"); not words ("in memory", "lights")."""
+    return text in catalog or not (_PROSE.search(text) or _BARE_WORD.fullmatch(text.strip()))
+
+
 @lru_cache(maxsize=4)
-def _templates(lang: str) -> list[tuple[re.Pattern, str]]:
+def _templates(lang: str) -> list[tuple[re.Pattern, str, bool]]:
     """The catalog's translated messages that have {placeholders}, each as (a pattern that matches the English it
-    formats to, its translation), the most specific (most literal text) first. Compiled once per catalog.
+    formats to, its translation, whether its literal text identifies it), the most specific (most literal text)
+    first. Compiled once per catalog.
 
     A placeholder is a non-greedy group; one named twice must capture the same text twice. A message whose
-    literal text has no letter ("{a}: {b}") is left out: it would match almost any text."""
+    literal text has no letter ("{a}: {b}") is left out: it would match almost any text. One whose literal text
+    has fewer than `IDENTIFYING_LETTERS` letters is marked: `translate_text` trusts its match only where the values
+    it captured are values."""
     catalog = getattr(translations(lang), "_catalog", {})
     found = []
     for msgid, msgstr in catalog.items():
@@ -170,9 +189,10 @@ def _templates(lang: str) -> list[tuple[re.Pattern, str]]:
             names.add(field)
         else:
             if names and re.search(r"[^\W\d_]", literal):
-                found.append((len(literal), re.compile(r"\A" + "".join(pattern) + r"\Z", re.S), msgstr))
+                identifying = len(re.findall(r"[^\W\d_]", literal)) >= IDENTIFYING_LETTERS
+                found.append((len(literal), re.compile(r"\A" + "".join(pattern) + r"\Z", re.S), msgstr, identifying))
     found.sort(key=lambda item: -item[0])
-    return [(pattern, msgstr) for _length, pattern, msgstr in found]
+    return [(pattern, msgstr, identifying) for _length, pattern, msgstr, identifying in found]
 
 
 def translate_text(text: str, lang: str = "zh_CN") -> str:
@@ -180,7 +200,9 @@ def translate_text(text: str, lang: str = "zh_CN") -> str:
     catalog has no message it can come from.
 
     The exact message first; else the message with {placeholders} that formats to it (its placeholders matched
-    as any text, the most specific message first), its translation filled with the values it captured, as they
+    as any text, the most specific message first; a message with little literal text only where what it captured
+    are values, not words: "result (3, 4)" is "result {shape}", "result in memory" is not), its translation filled
+    with the values it captured, as they
     stand in the English (a value formatted with ``{x:.2f}`` keeps its two decimals), a value that is itself a
     message of the catalog in its translation ("rank 1: vector" -> "1 阶：向量")."""
     if not text or lang == "en":
@@ -189,9 +211,9 @@ def translate_text(text: str, lang: str = "zh_CN") -> str:
     exact = catalog.get(text)
     if exact:
         return exact
-    for pattern, msgstr in _templates(lang):
+    for pattern, msgstr, identifying in _templates(lang):
         m = pattern.match(text)
-        if m:
+        if m and (identifying or all(_a_value(value, catalog) for value in m.groupdict().values())):
             values = {name: catalog.get(value) or value for name, value in m.groupdict().items()}
             return _FORMATTED.sub(lambda f, v=values: v.get(f.group(1), f.group(0)) if f.group(1) else f.group(0)[0],
                                   msgstr)

@@ -8,6 +8,7 @@ import re
 import warnings
 
 import pytest
+from matplotlib.figure import Figure
 from PIL import Image
 
 from torchcourse import figure_words
@@ -51,6 +52,36 @@ def test_a_placeholder_named_twice_must_capture_the_same_text():
     assert translate_text(message.format(cycle=5, size=4)) == ZH(message).format(cycle=5, size=4)
     wrong = message.replace("{size}x{size}", "4x8").format(cycle=5, size=4)
     assert translate_text(wrong) == wrong
+
+
+def test_a_message_with_little_literal_text_translates_values_and_leaves_other_text_alone():
+    """"result {shape}", "dim {dim}" and "{expression}: VIEW" say too little to tell their English from a text that
+    only starts or ends the same way: they translate a text whose captured part is a value (a shape, a number, code,
+    a word of the catalog), never one whose captured part is words of its own."""
+    for message, english, value in (("result {shape}", "result (3, 4)", {"shape": "(3, 4)"}),
+                                     ("dim {dim}", "dim -1", {"dim": "-1"}),
+                                     ("{expression}: VIEW", "x.transpose(-2, -1): VIEW",
+                                      {"expression": "x.transpose(-2, -1)"}),
+                                     ("shape {shape}", "shape (2, 3, 4)", {"shape": "(2, 3, 4)"}),
+                                     ("{name} as read", "a as read", {"name": "a"})):
+        assert ZH(message) != message and translate_text(english) == ZH(message).format(**value)
+    for text in ("result in memory", "dim sum", "shape matters", "cycle detected", "everything as read",
+                 "the answer: VIEW", "in place"):
+        assert translate_text(text) == text, text
+    # a message with enough literal text of its own still takes any words as its values
+    long = "{strategy}: memory per device"
+    assert translate_text(long.format(strategy="pipeline")) == ZH(long).format(strategy=ZH("pipeline"))
+    assert translate_text(long.format(strategy="my own plan")) == ZH(long).format(strategy="my own plan")
+
+
+def test_a_figures_text_that_only_looks_like_a_short_message_stays_english():
+    fig = Figure()
+    ax = fig.add_subplot()
+    kept = ax.text(0, 0, "result in memory")
+    shape = ax.text(0, 1, "result (3, 4)")
+    with figure_words.in_language(fig, "zh_CN"):
+        assert kept.get_text() == "result in memory"
+        assert shape.get_text() == ZH("result {shape}").format(shape="(3, 4)")
 
 
 def test_a_captured_word_the_catalog_knows_is_translated_too():
