@@ -118,6 +118,7 @@ class _JobRun:
         self.spec = spec
         self.first = 0              # the first cell this run sends (a template's fork starts after the prefix)
         self.forked = False
+        self.template = template
         self.start = time.monotonic()
         checker_end, learner_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         if ctl is None:
@@ -316,7 +317,7 @@ class _JobRun:
                 os.chmod(self.spec["dir"], 0o700)
             except OSError:
                 pass
-        _, wstatus = os.waitpid(self.pid, 0)
+        wstatus = self.template.reap(self.pid) if self.forked else os.waitpid(self.pid, 0)[1]
         _reap_orphans(self.spec.get("uid"))
         _sweep(self.spec.get("uid"))
         for fd in (self.pidfd, self.res_r, self.cmd_w, self.results, self.chk_r, self.chk_w):

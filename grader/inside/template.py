@@ -6,12 +6,16 @@ temp space of its own (its folder and /dev/shm a tmpfs, with IPC and network nam
 child forked from it must drop to its own job's uid, which a process that had dropped could not give it. The
 worker sends it the release's cells before the notebook's first answer cell (never a submission's), then
 ``{"hold": true}``. The template then says whether it can be forked (`unforkable`) and serves the worker's
-requests: each one, a job's spec with its pipes and link passed as descriptors, forks a child that becomes
-the worker's own (double fork; the worker is the subreaper) and goes on as that job's child would after the
-prefix: its own namespaces and a tmpfs holding a copy of the template's files at the template's paths, the
+requests: each one, a job's spec with its pipes and link passed as descriptors, forks a child that goes on as
+that job's child would after the prefix: its own namespaces and a tmpfs holding a copy of the template's files at the template's paths, the
 job's limits and uid, the guard and the random state as the prefix left them. The template never runs a cell
 after the prefix, never runs learner code, and no job's child can reach it (it is root's; a job's uid cannot
 signal it, and its temp space is covered in each child's mount namespace).
+
+A job's child stays the template's child: one fork, where handing it to the worker (a fork in between that
+exits) cost a second copy of the template's page tables on every job. The worker watches, times and kills it
+through its pidfd as it does its own children, and at the job's end asks the template for its wait status
+(``{"reap": pid}``); what the child itself started and left goes to the worker, the subreaper, when it dies.
 """
 
 from __future__ import annotations
@@ -153,41 +157,40 @@ def hold(shell, ctl: int, cmd: int, res: int, state: dict, check, rebind, before
             os._exit(0)
         if not msg:
             os._exit(0)  # the worker is gone, or done with this template
+        spec = json.loads(msg)
+        if not fds and type(spec.get("reap")) is int:
+            sock.sendall((json.dumps({"status": _reap(spec["reap"])}) + "\n").encode())
+            continue
         if len(fds) != 3:
             for fd in fds:
                 os.close(fd)
             sock.sendall(b'{"pid": null}\n')
             continue
-        spec = json.loads(msg)
         # Python's random module seeds itself again in every forked child (os.register_at_fork): the fork
         # puts back the state the prefix left, as the rest of a full run would find it.
         drawn = random.getstate()
-        r, w = os.pipe()
-        middle = os.fork()
-        if middle == 0:  # the worker's child-to-be's parent for a moment: its exit hands the child to the worker
+        pid = os.fork()
+        if pid == 0:
             try:
-                os.close(r)
-                pid = os.fork()
-                if pid == 0:
-                    os.close(w)
-                    try:
-                        random.setstate(drawn)
-                        _become_job(shell, spec, fds, ctl, cmd, res, state, check, rebind, base, folder, reopen)
-                    except BaseException as exc:
-                        try:
-                            os.write(2, f"sandbox child failed: {type(exc).__name__}: {exc}\n".encode())
-                        finally:
-                            os._exit(70)
-                os.write(w, str(pid).encode())
-            finally:
-                os._exit(0)
-        os.close(w)
+                random.setstate(drawn)
+                _become_job(shell, spec, fds, ctl, cmd, res, state, check, rebind, base, folder, reopen)
+            except BaseException as exc:
+                try:
+                    os.write(2, f"sandbox child failed: {type(exc).__name__}: {exc}\n".encode())
+                finally:
+                    os._exit(70)
         for fd in fds:
             os.close(fd)
-        pid = os.read(r, 32)
-        os.close(r)
-        os.waitpid(middle, 0)
-        sock.sendall((json.dumps({"pid": int(pid) if pid.isdigit() else None}) + "\n").encode())
+        sock.sendall((json.dumps({"pid": pid}) + "\n").encode())
+
+
+def _reap(pid: int) -> int | None:
+    """Wait for this template's child `pid` (a job's, which the worker has killed); its wait status, or None
+    if it is not this template's child."""
+    try:
+        return os.waitpid(pid, 0)[1]
+    except ChildProcessError:
+        return None
 
 
 def _become_job(shell, spec: dict, fds: list[int], ctl: int, cmd: int, res: int, state: dict, check, rebind,

@@ -154,8 +154,8 @@ class Template:
         return obj if type(obj) is dict else None
 
     def fork(self, spec: dict, cmd: int, res: int, link: socket.socket) -> int | None:
-        """A job's child forked from this template, the worker's own child (the template reaps the process
-        between them); None when the template cannot give one (the job then runs in full)."""
+        """A job's child forked from this template (the template's child: `reap` gives its wait status); None
+        when the template cannot give one (the job then runs in full)."""
         if self.why or self.sock is None:
             return None
         try:
@@ -169,6 +169,23 @@ class Template:
             self.why = "it stopped, or could not fork"
             return None
         return pid
+
+    def reap(self, pid: int) -> int:
+        """The wait status of `pid`, a child forked from this template that the worker has killed. When the
+        template cannot tell, it is killed: the child, dead or not, is then the worker's (its subreaper's) to
+        reap, as it is when the template is gone already."""
+        if self.sock is not None:
+            try:
+                self.sock.sendall((json.dumps({"reap": pid}) + "\n").encode())
+                reply = self._reply(SETUP_TIMEOUT)
+            except OSError:
+                reply = None
+            status = reply.get("status") if reply else None
+            if type(status) is int:
+                return status
+            self.why = "it could not say how a child forked from it ended"
+            self.close()
+        return os.waitpid(pid, 0)[1]
 
     def close(self) -> None:
         """Kill the template and reap it; its temp space goes with its namespaces."""

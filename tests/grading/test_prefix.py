@@ -165,6 +165,46 @@ def test_a_fork_goes_on_from_the_openings_state_as_its_own_uid_in_its_own_folder
         assert rest.startswith("rest " + opening.split(" ", 1)[1] + f" {w.uid} ")
 
 
+def test_a_template_killed_while_a_job_forked_from_it_runs_costs_that_job_nothing(sandbox_facilities):
+    """A job's child is its template's child. The template killed while the child runs (its owner's trouble,
+    never the job's doing: the job's uid cannot signal it) leaves the child running as the worker's: the job
+    ends as it would have, with its outputs, and the next job runs in full."""
+    import threading
+    import time
+
+    from grader.sandbox import SandboxWorker
+
+    if not (sandbox_facilities.drop_uid and sandbox_facilities.job_ns):
+        pytest.skip("no uid or namespaces of a job's own here: " + "; ".join(sandbox_facilities.missing))
+    from grader.inside.channel import descendants
+
+    slow = "import time\ntime.sleep(3)\nprint('slept', r)"
+    cells = [OPENING, slow]
+    with SandboxWorker() as w:
+        assert w.run(cells, 7, [], None, cells[:1]).prefix["how"] == "forked"
+        result = {}
+        job = threading.Thread(target=lambda: result.update(raw=w.run(cells, 7, [], None, cells[:1])))
+        job.start()
+        templates = _template_pids(w)
+        assert templates, "no template process below the worker"
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not any(os.stat(f"/proc/{p}").st_uid == w.uid
+                                                      for t in templates for p in descendants(t)[1:]):
+            time.sleep(0.01)
+        time.sleep(1)  # into its sleeping cell
+        for pid in templates:
+            os.kill(pid, 9)
+        job.join(60)
+        raw = result["raw"]
+        assert raw.prefix.get("how") == "forked", raw.prefix
+        opening = _printed(raw, 0)[0]
+        assert _printed(raw, 1) == ["slept " + opening.rsplit(" ", 1)[1]], raw.cells
+        assert raw.status.value == "exited" and not raw.signal, (raw.status, raw.signal)
+        after = w.run(cells, 7, [], None, cells[:1])
+        assert after.prefix.get("how") == "full", after.prefix
+        assert _printed(after, 1)[0].startswith("slept ")
+
+
 UNFORKABLE = [
     ("import threading, time\nthreading.Thread(target=time.sleep, args=(60,), daemon=True).start()", "thread"),
     ("import subprocess\nchild = subprocess.Popen(['sleep', '60'])", "child process"),
