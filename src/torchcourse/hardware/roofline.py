@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import statistics
 import time
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,7 +25,7 @@ import numpy as np
 import torch
 from matplotlib.figure import Figure
 
-from torchcourse.i18n import LIST_SEPARATOR, N_
+from torchcourse.i18n import LIST_SEPARATOR, N_, language, translate_text
 from torchcourse.i18n import gettext as _
 from torchcourse.widgets import Explorer, figure_and_axes, fits_canvas
 
@@ -443,13 +444,14 @@ class Efficiency:
 
 
 PUBLISHED_EFFICIENCY = [
-    # Jouppi et al. 2017, Table 2: per die, TDP and measured busy power
-    Efficiency("TPU v1 die, at its 75 W TDP", "int8", 92e12, 75.0, "Jouppi et al. 2017, Table 2"),
-    Efficiency("TPU v1 die, at its measured 40 W busy", "int8", 92e12, 40.0, "Jouppi et al. 2017, Table 2"),
-    Efficiency("Haswell E5-2699 v3 die (2015 CPU)", "int8", 2.6e12, 145.0, "Jouppi et al. 2017, Table 2"),
-    Efficiency("NVIDIA K80 die (2015 GPU)", "float32", 2.8e12, 150.0, "Jouppi et al. 2017, Table 2"),
-    Efficiency("NVIDIA H100 SXM, at its 700 W TDP", "int8", 1979e12, 700.0, "NVIDIA H100 datasheet (dense)"),
-    Efficiency("NVIDIA H100 SXM, at its 700 W TDP", "bfloat16", 989e12, 700.0, "NVIDIA H100 datasheet (dense)"),
+    # Jouppi et al. 2017, Table 2: per die, TDP and measured busy power. The names are marked for the catalog:
+    # `efficiency_table` prints them in the learner's language.
+    Efficiency(N_("TPU v1 die, at its 75 W TDP"), "int8", 92e12, 75.0, "Jouppi et al. 2017, Table 2"),
+    Efficiency(N_("TPU v1 die, at its measured 40 W busy"), "int8", 92e12, 40.0, "Jouppi et al. 2017, Table 2"),
+    Efficiency(N_("Haswell E5-2699 v3 die (2015 CPU)"), "int8", 2.6e12, 145.0, "Jouppi et al. 2017, Table 2"),
+    Efficiency(N_("NVIDIA K80 die (2015 GPU)"), "float32", 2.8e12, 150.0, "Jouppi et al. 2017, Table 2"),
+    Efficiency(N_("NVIDIA H100 SXM, at its 700 W TDP"), "int8", 1979e12, 700.0, "NVIDIA H100 datasheet (dense)"),
+    Efficiency(N_("NVIDIA H100 SXM, at its 700 W TDP"), "bfloat16", 989e12, 700.0, "NVIDIA H100 datasheet (dense)"),
 ]
 
 #: Watts per core assumed for this CPU when no power meter can be read: a 2015 server core's share of its
@@ -461,5 +463,36 @@ def cpu_efficiency(flops: float, threads: int, watts_per_core: float = ASSUMED_W
     """This CPU's measured float32 rate over an assumed power of ``watts_per_core`` per thread in use."""
     if threads < 1 or watts_per_core <= 0:
         raise ValueError(f"need threads >= 1 and a positive power per core; got {threads} and {watts_per_core}")
-    return Efficiency(f"this CPU, {threads} thread(s), measured, at an assumed {watts_per_core:.1f} W per core",
+    return Efficiency(N_("this CPU, {threads} thread(s), measured, at an assumed {watts:.1f} W per core").format(
+                      threads=threads, watts=watts_per_core),
                       "float32", flops, threads * watts_per_core, "measured here; the power is an assumption")
+
+
+#: The efficiency table's headings: (the heading, its column's least width, right-aligned); "dtype" is code.
+EFFICIENCY_COLUMNS = ((N_("chip"), 0, False), ("dtype", 9, False), (N_("peak T op/s"), 11, True),
+                      (N_("watts"), 6, True), (N_("G op/s per W"), 13, True))
+
+
+def _columns(text: str) -> int:
+    """How many columns a text takes in a fixed-width font (a CJK character takes two)."""
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+def _padded(text: str, width: int, right: bool) -> str:
+    space = " " * max(0, width - _columns(text))
+    return space + text if right else text + space
+
+
+def efficiency_table(rows: list[Efficiency]) -> str:
+    """The performance-per-watt table of notebook 04-hardware/01 (section 5), one line per chip, as it prints it:
+    the headings and the chips' descriptions in the learner's language (the dtypes and numbers as they are), its
+    columns aligned in a fixed-width font whichever language fills them."""
+    lang = language()
+    cells = [[translate_text(e.name, lang), e.dtype, f"{e.ops_per_s / 1e12:.3g}", f"{e.watts:.0f}",
+              f"{e.ops_per_joule / 1e9:.1f}"] for e in rows]
+    headings = [_(heading) for heading, _width, _right in EFFICIENCY_COLUMNS]
+    widths = [max([least, _columns(heading)] + [_columns(row[i]) for row in cells])
+              for i, (heading, (_h, least, _r)) in enumerate(zip(headings, EFFICIENCY_COLUMNS))]
+    lines = [headings] + cells
+    return "\n".join(" ".join(_padded(cell, width, right) for cell, width, (_h, _l, right)
+                              in zip(line, widths, EFFICIENCY_COLUMNS)).rstrip() for line in lines)

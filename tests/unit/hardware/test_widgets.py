@@ -93,6 +93,35 @@ def test_performance_per_watt():
         roofline.cpu_efficiency(1e11, 0)
 
 
+def test_the_efficiency_table_prints_in_the_learners_language(monkeypatch):
+    """Notebook 04-hardware/01 prints the table through efficiency_table: the same cell in both editions, its
+    headings and chips' descriptions from the code catalog, its numbers and dtypes as they are, its columns aligned
+    (a CJK character is two columns wide)."""
+    from torchcourse.i18n import translations
+
+    zh = translations("zh_CN").gettext
+    rows = roofline.PUBLISHED_EFFICIENCY + [roofline.cpu_efficiency(3.2e11, 4)]
+    monkeypatch.setenv("TORCHCOURSE_LANGUAGE", "en")
+    english = roofline.efficiency_table(rows).splitlines()
+    assert english[0].split() == ["chip", "dtype", "peak", "T", "op/s", "watts", "G", "op/s", "per", "W"]
+    assert english[1].startswith("TPU v1 die, at its 75 W TDP ") and english[1].split()[-4:] == ["int8", "92", "75",
+                                                                                                 "1226.7"]
+    assert english[-1].startswith("this CPU, 4 thread(s), measured, at an assumed 8.1 W per core")
+    monkeypatch.setenv("TORCHCOURSE_LANGUAGE", "zh_CN")
+    chinese = roofline.efficiency_table(rows).splitlines()
+    assert len(chinese) == len(english) == len(rows) + 1
+    for heading in ("chip", "peak T op/s", "watts", "G op/s per W"):
+        assert zh(heading) != heading and zh(heading) in chinese[0]
+    assert "dtype" in chinese[0] and "chip" not in chinese[0] and "watts" not in chinese[0]
+    assert chinese[1].startswith(zh("TPU v1 die, at its 75 W TDP")) and "裸片" in chinese[1]
+    assert chinese[-1].startswith(zh("this CPU, {threads} thread(s), measured, at an assumed {watts:.1f} W per core")
+                                  .format(threads=4, watts=145 / 18))
+    for en_line, zh_line in zip(english[1:], chinese[1:]):
+        assert en_line.split()[-4:] == zh_line.split()[-4:]  # dtype and numbers
+    ends = {roofline._columns(line) for line in chinese[1:]}  # every number column ends where its heading does
+    assert len(ends) == 1 and roofline._columns(chinese[0]) == ends.pop()
+
+
 def _fake_cpu():
     return roofline.Machine("test CPU", {"float32": 1e11}, 1e10, "made up for a test")
 
