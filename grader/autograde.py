@@ -166,8 +166,11 @@ def autograde(course: Course, chapter: str, workers: int | None = None, schedule
             gc.freeze()
         outcome.timings["workers_ready"] = round(time.monotonic() - began, 3)  # part of start_up
         files = chapter_files(course, chapter)
-        solution_jobs = [Job(JobKey(None, nb), _cells(sol), seed, list(sol.grade_cells.values()), files)
-                         for nb, sol in sols.items()]
+        openings = {nb: opening(sol) for nb, sol in sols.items()} if prefix else {}
+        # The solutions too are forked from their openings' templates: the first job of each notebook makes its
+        # template, and a solution's run in full would run its opening a second time.
+        solution_jobs = [Job(JobKey(None, nb), _cells(sol), seed, list(sol.grade_cells.values()), files,
+                             openings.get(nb) or None) for nb, sol in sols.items()]
         bar = Progress(len(todo), progress)
 
         def record(student: str, p: Pending) -> None:
@@ -178,11 +181,11 @@ def autograde(course: Course, chapter: str, workers: int | None = None, schedule
         batch = Batch(todo, sols, record)
         ready, cpu = time.monotonic(), time.process_time()
         outcome.timings["start_up"] = round(ready - began, 3)
-        openings = {nb: opening(sol) for nb, sol in sols.items()} if prefix else {}
         student_jobs = _sanitised_jobs(course, chapter, notebooks, batch, info, seed, files, openings)
         for job, raw, final in with_one_retry(pool, itertools.chain(solution_jobs, student_jobs)):
             outcome.library_errors(raw)
-            outcome.opening_run(job.key.notebook, raw)
+            if job.key.student is not None:
+                outcome.opening_run(job.key.notebook, raw)
             if final:
                 batch.take(job, raw)
             else:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import atexit
 import os
-import queue
 import threading
 from collections.abc import Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
@@ -39,7 +38,11 @@ class LocalPool:
     def __init__(self, n: int, limits: Limits, wait: bool = True, preload: tuple[str, ...] = ()) -> None:
         self.n = max(1, int(n))
         self.limits = limits
-        self.free: queue.Queue[SandboxWorker] = queue.Queue()
+        self.idle: list[SandboxWorker] = []
+        self.changed = threading.Condition()
+        self.waiting: list[Job] = []
+        # The workers that have run a job from each notebook's opening, and so hold its template.
+        self.holders: dict[str, set[SandboxWorker]] = {}
         # Each worker process keeps to a CPU of its own when there are enough; its jobs get every CPU back
         # (why: grader/inside/confine.py, _keep_to_cpu).
         cpus = sorted(os.sched_getaffinity(0))
@@ -53,26 +56,47 @@ class LocalPool:
     def wait_ready(self) -> None:
         for w in self.all:
             w.wait_ready()
-            self.free.put(w)
+            self._give_back(w)
 
     def _one(self, job: Job) -> RawResult:
-        w = self.free.get()
+        w = self._take(job)
         try:
             try:
                 answered = w.dispatch(job.cells, job.seed, job.watch, job.files, job.prefix, job.language)
             finally:
-                self.free.put(w)  # the worker's next job runs while this one's results are read
+                self._give_back(w)  # the worker's next job runs while this one's results are read
             return w.collect(answered)
         except Exception as exc:  # the grader's own trouble (disk full, ...): this job fails, the batch goes on
             return RawResult(RunStatus.WORKER_ERROR, {}, error=f"{type(exc).__name__}: {exc}")
 
+    def _take(self, job: Job) -> SandboxWorker:
+        """An idle worker for `job`, waiting for one if none is: one that holds the template of the job's
+        notebook if an idle one does, else one that no other waiting job's template is on. A worker makes a
+        notebook's template on its first job of it, which costs that notebook's opening run: sent where their
+        templates are, a batch's jobs make each template on as few workers as keep every worker busy."""
+        with self.changed:
+            self.waiting.append(job)
+            while (w := worker_for(job, self.idle, self.waiting, self.holders)) is None:
+                self.changed.wait()
+            self.waiting = [other for other in self.waiting if other is not job]  # by identity: Jobs compare by value
+            self.idle.remove(w)
+            if job.prefix:
+                self.holders.setdefault(job.key.notebook, set()).add(w)
+            return w
+
+    def _give_back(self, w: SandboxWorker) -> None:
+        with self.changed:
+            self.idle.append(w)
+            self.changed.notify_all()
+
     def run(self, jobs: Iterable[Job]) -> Iterator[tuple[Job, RawResult]]:
         it = iter(jobs)
         inflight: dict[Future, Job] = {}
-        # A thread for every job in flight, twice as many as workers: while each worker's thread waits for its
-        # job, another holds the next job, ready to send it the moment a worker is free (with one thread a
-        # worker, a worker waited for its thread to read back the last job's results first, idle).
-        ahead = 2 * self.n
+        # A thread for every job in flight, four times as many as workers: while each worker's thread waits for
+        # its job, others hold the next jobs, ready to send one the moment a worker is free (with one thread a
+        # worker, a worker waited for its thread to read back the last job's results first, idle), and a free
+        # worker finds among them a job whose template it holds (`_take`).
+        ahead = 4 * self.n
         with ThreadPoolExecutor(ahead) as ex:
             while True:
                 while len(inflight) < ahead:
@@ -91,6 +115,20 @@ class LocalPool:
             w.kill()
         for w in self.all:
             w.close()
+
+
+def worker_for(job: Job, idle: list, waiting: list[Job], holders: dict[str, set]) -> object | None:
+    """Which of the `idle` workers takes `job` (None: wait for another): one that holds the template of its
+    notebook (`holders`), else one that holds none of the other `waiting` jobs' templates (they would wait for
+    it), else none."""
+    mine = holders.get(job.key.notebook, set()) if job.prefix else set()
+    for w in idle:
+        if w in mine:
+            return w
+    for w in idle:
+        if not any(other.prefix and w in holders.get(other.key.notebook, ()) for other in waiting if other is not job):
+            return w
+    return None
 
 
 def with_one_retry(pool: LocalPool | DaskPool, jobs: Iterable[Job]) -> Iterator[tuple[Job, RawResult, bool]]:

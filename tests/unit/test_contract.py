@@ -66,3 +66,25 @@ def test_plain_difference_compares_types_exactly():
     assert "a tuple" in contract.plain_difference({"tuple": [1]}, [1])
     assert contract.plain_difference({"error": "KeyError: 'a'"}, {"error": "KeyError: 'b'"}) is None
     assert "raised ValueError" in contract.plain_difference({"error": "KeyError: x"}, {"error": "ValueError: y"})
+
+
+def test_tensors_match_element_by_element_with_types_exact_whatever_the_shortcut_for_equal_data():
+    """Two tensors' data that Python calls equal but whose elements differ in type (a 1 and a 1.0, a 1 and a
+    True), or that hold a NaN, are compared element by element; equal data, -0.0 against 0.0 and values within
+    the tolerances match."""
+    import torch
+
+    from torchcourse.grading import to_plain
+
+    def tensor(data, dtype="float32"):
+        return {"kind": "tensor", "dtype": dtype, "shape": [len(data)], "stride": [1], "data": data}
+
+    x = to_plain(torch.arange(6.0).reshape(2, 3))
+    assert contract.plain_difference(x, to_plain(torch.arange(6.0).reshape(2, 3))) is None
+    assert "1 element(s) differ" in contract.plain_difference(x, to_plain(torch.tensor([[0.0, 1, 2], [3, 4, 6]])))
+    assert contract.plain_difference(tensor([0.0, 1.0]), tensor([-0.0, 1.0 + 1e-9])) is None
+    assert "element(s) differ" in contract.plain_difference(tensor([1, 2], "int64"), tensor([1.0, 2], "int64"))
+    assert "element(s) differ" in contract.plain_difference(tensor([1, 0], "int64"), tensor([True, 0], "int64"))
+    assert "element(s) differ" in contract.plain_difference(tensor([float("nan")]), tensor([float("nan")]))
+    nan = to_plain(torch.tensor([float("nan"), 1.0]))
+    assert contract.plain_difference(nan, to_plain(torch.tensor([float("nan"), 1.0]))) is None
