@@ -28,6 +28,8 @@ import signal
 import socket
 import sys
 
+import torch
+
 from .confine import PR_SET_PDEATHSIG, _confine, _forked_job_space, _libc, _new_session
 
 
@@ -205,6 +207,11 @@ def _become_job(shell, spec: dict, fds: list[int], ctl: int, cmd: int, res: int,
     _libc.setfsgid(0)
     reopened = _reopen(reopen)  # first, before this child opens anything; root's still, but only files anyone
     # may read (`_read_only_file`), and in the template's mount namespace, where the prefix opened them
+    # torch's at-fork handler marks its intra-op thread pool lost in every fork, to be made again on first use. In
+    # a fork of a template that first use could come from new threads of the rest's cells (chapter 3's gloo
+    # ranks), and failed there ("Invalid thread pool!", then a collective's timeout) where a full run's did not:
+    # the pool is made again here, in the fork's one thread, with the thread count it had.
+    torch.set_num_threads(torch.get_num_threads())
     new_cmd, new_res, link = fds
     # Not inherited by what the job starts, as a job's own pipes and link are not (pipe2(O_CLOEXEC), sockets).
     os.dup2(new_cmd, cmd, inheritable=False)

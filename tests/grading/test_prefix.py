@@ -60,11 +60,22 @@ def _same_but_measurements(forked: dict, full: dict) -> list[str]:
     assert forked.keys() == full.keys()
     measured = []
     for name in forked:
+        assert _errors(forked[name]) == _errors(full[name]), name  # measuring or not, no cell fails one way only
         if forked[name] != full[name]:
             if not any(f"/{nb}." in name for nb in MEASURING):
                 assert _without_measurements(forked[name]) == _without_measurements(full[name]), name
             measured.append(name)
     return measured
+
+
+def _errors(text: str) -> list[tuple[int, str, str]]:
+    """An autograded notebook's errors: each cell's that raised, its exception's name and message's first line (a
+    feedback page's are its notebook's)."""
+    if not text.lstrip().startswith("{"):
+        return re.findall(r"[A-Z]\w*(?:Error|Exception)\b", text)
+    cells = json.loads(text).get("cells", [])
+    return [(i, out.get("ename", ""), str(out.get("evalue", "")).split("\n")[0])
+            for i, cell in enumerate(cells) for out in cell.get("outputs", []) if out.get("output_type") == "error"]
 
 
 def _without_measurements(text: str) -> str:
