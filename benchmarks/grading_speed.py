@@ -222,8 +222,8 @@ def main() -> int:
         floor_prefix = (heads["png"] + args.n * rest) / cores
         print(f"the openings (cells before each notebook's first answer cell): {heads['png']:.3f} s of the "
               f"{lim['png']:.3f} s ({100 * heads['png'] / lim['png']:.0f} %); limit from templates, the openings once "
-              f"+ N x the rest, over the cores: {floor_prefix:.1f} s (were each opening run on every one of the {workers} "
-              f"workers: {(workers * heads['png'] + args.n * rest) / cores:.1f} s)")
+              f"+ N x the rest, over the cores: {floor_prefix:.1f} s (were each opening run on every one of the "
+              f"{workers} workers: {(workers * heads['png'] + args.n * rest) / cores:.1f} s)")
         if not args.no_prefix:
             print(f"  grading / limit from templates:    {g['grading'] / floor_prefix:8.2f} x   (target <= 1.25)")
             print(f"  grading / all-cells limit:         {ratio:8.2f} x   (target < 0.35)")

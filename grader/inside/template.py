@@ -7,10 +7,10 @@ child forked from it must drop to its own job's uid, which a process that had dr
 worker sends it the release's cells before the notebook's first answer cell (never a submission's), then
 ``{"hold": true}``. The template then says whether it can be forked (`unforkable`) and serves the worker's
 requests: each one, a job's spec with its pipes and link passed as descriptors, forks a child that goes on as
-that job's child would after the prefix: its own namespaces and a tmpfs holding a copy of the template's files at the template's paths, the
-job's limits and uid, the guard and the random state as the prefix left them. The template never runs a cell
-after the prefix, never runs learner code, and no job's child can reach it (it is root's; a job's uid cannot
-signal it, and its temp space is covered in each child's mount namespace).
+that job's child would after the prefix: its own namespaces and a tmpfs holding a copy of the template's files
+at the template's paths, the job's limits and uid, the guard and the random state as the prefix left them.
+The template never runs a cell after the prefix, never runs learner code, and no job's child can reach it (it
+is root's; a job's uid cannot signal it, and its temp space is covered in each child's mount namespace).
 
 A job's child stays the template's child: one fork, where handing it to the worker (a fork in between that
 exits) cost a second copy of the template's page tables on every job. The worker watches, times and kills it

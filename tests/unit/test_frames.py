@@ -72,7 +72,6 @@ def _course_site():
 def test_the_notes_under_a_player_are_in_the_language_of_the_site():
     """A widget's player on each site: the states it has pictures for, as the widget itself says them in that
     language (carried beside the English for the site build, then dropped), and the notes around them."""
-    from types import SimpleNamespace
 
     from torchcourse.i18n import translations
     from torchcourse.parallel.planner import ParallelismPlanner
@@ -88,14 +87,8 @@ def test_the_notes_under_a_player_are_in_the_language_of_the_site():
     data = frame_data("Plan", [FrameAxis("n", "size", "slider", [1, 2], ["1", "2"], 1)], [_png("red")], [""],
                       [[0, 0, 0], [1, 0, 0]], 1)
     page = player_html(data, "m.W", "W", english, {"zh_CN": chinese})
-    site = _course_site()
-    shown = {}
-    for language in ("en", "zh"):
-        context = {"body": page}
-        site._players_in_language(SimpleNamespace(config=SimpleNamespace(course_language=language)), "p", "t",
-                                  context, None)
-        shown[language] = context["body"]
-        assert "translated_states" not in shown[language]
+    shown = _on_each_site(page)
+    assert all("translated_states" not in body for body in shown.values())
     listed = re.compile(r"<li>(.*?)</li>")
     assert listed.findall(shown["en"]) == [html.escape(s) for s in english]
     assert listed.findall(shown["zh"]) == [html.escape(s) for s in chinese]
@@ -103,10 +96,23 @@ def test_the_notes_under_a_player_are_in_the_language_of_the_site():
         assert note in shown["en"] and note not in shown["zh"] and zh(note) in shown["zh"] and cjk.search(zh(note))
 
 
+def _on_each_site(page: str) -> dict[str, str]:
+    """A page's body as the site extension leaves it for each language's site."""
+    from types import SimpleNamespace
+
+    site = _course_site()
+    shown = {}
+    for language in ("en", "zh"):
+        context = {"body": page}
+        site._players_in_language(SimpleNamespace(config=SimpleNamespace(course_language=language)), "p", "t",
+                                  context, None)
+        shown[language] = context["body"]
+    return shown
+
+
 def test_each_site_shows_the_labels_the_widget_gave_for_its_language():
     """The Chinese site shows the labels the widget carried for it (a word translated, the same word as code kept),
     not each English label put through the catalog alone; the English site the English; both drop the copies."""
-    from types import SimpleNamespace
 
     axes = [FrameAxis("layout", "source x", "select", ["contiguous", "transposed"], ["contiguous", "transposed"], 0),
             FrameAxis("op", "operation", "select", ["contiguous", "slice"], ["contiguous", "slice"], 0)]
@@ -115,14 +121,10 @@ def test_each_site_shows_the_labels_the_widget_gave_for_its_language():
                       translated_labels=carried)
     assert data["translated_labels"] == carried
     page = player_html(data, "m.W", "W")
-    site = _course_site()
     shown = {}
-    for language in ("en", "zh"):
-        context = {"body": page}
-        site._players_in_language(SimpleNamespace(config=SimpleNamespace(course_language=language)), "p", "t",
-                                  context, None)
-        assert "translated_labels" not in context["body"]
-        shown[language] = json.loads(re.search(r'class="tc-player-data">(.*?)</script>', context["body"]).group(1))
+    for language, body in _on_each_site(page).items():
+        assert "translated_labels" not in body
+        shown[language] = json.loads(re.search(r'class="tc-player-data">(.*?)</script>', body).group(1))
     assert [a["labels"] for a in shown["en"]["axes"]] == [["contiguous", "transposed"], ["contiguous", "slice"]]
     assert [a["labels"] for a in shown["zh"]["axes"]] == carried["zh_CN"]
 
