@@ -82,6 +82,8 @@ class LocalPool:
             self.idle.remove(w)
             if job.prefix:
                 self.holders.setdefault(job.key.notebook, set()).add(w)
+            # One job fewer waits: a worker it wanted (and so kept from the others) may now suit another.
+            self.changed.notify_all()
             return w
 
     def _give_back(self, w: SandboxWorker) -> None:
