@@ -193,11 +193,11 @@ def test_a_template_killed_while_a_job_forked_from_it_runs_costs_that_job_nothin
     cells = [OPENING, slow]
     with SandboxWorker() as w:
         assert w.run(cells, 7, [], None, cells[:1]).prefix["how"] == "forked"
+        templates = _template_pids(w)  # before the job starts: its child is root's too for a moment after its fork
+        assert templates, "no template process below the worker"
         result = {}
         job = threading.Thread(target=lambda: result.update(raw=w.run(cells, 7, [], None, cells[:1])))
         job.start()
-        templates = _template_pids(w)
-        assert templates, "no template process below the worker"
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline and not any(os.stat(f"/proc/{p}").st_uid == w.uid
                                                       for t in templates for p in descendants(t)[1:]):
