@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import statistics
 import time
-import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,6 +26,7 @@ from matplotlib.figure import Figure
 
 from torchcourse.i18n import LIST_SEPARATOR, N_, language, translate_text
 from torchcourse.i18n import gettext as _
+from torchcourse.text_table import Column, text_table
 from torchcourse.widgets import Explorer, figure_and_axes, fits_canvas
 
 # --------------------------------------------------------------------------- measuring this machine
@@ -468,19 +468,13 @@ def cpu_efficiency(flops: float, threads: int, watts_per_core: float = ASSUMED_W
                       "float32", flops, threads * watts_per_core, "measured here; the power is an assumption")
 
 
-#: The efficiency table's headings: (the heading, its column's least width, right-aligned); "dtype" is code.
-EFFICIENCY_COLUMNS = ((N_("chip"), 0, False), ("dtype", 9, False), (N_("peak T op/s"), 11, True),
-                      (N_("watts"), 6, True), (N_("G op/s per W"), 13, True))
+#: The efficiency table's columns (headings in English, shown in the learner's language); "dtype" is code.
+EFFICIENCY_COLUMNS = (Column(N_("chip")), Column("dtype", 9), Column(N_("peak T op/s"), 11, True),
+                      Column(N_("watts"), 6, True), Column(N_("G op/s per W"), 13, True))
 
 
-def _columns(text: str) -> int:
-    """How many columns a text takes in a fixed-width font (a CJK character takes two)."""
-    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
-
-
-def _padded(text: str, width: int, right: bool) -> str:
-    space = " " * max(0, width - _columns(text))
-    return space + text if right else text + space
+def _in_language(columns: tuple[Column, ...]) -> list[Column]:
+    return [column._replace(heading=_(column.heading)) for column in columns]
 
 
 def efficiency_table(rows: list[Efficiency]) -> str:
@@ -490,9 +484,4 @@ def efficiency_table(rows: list[Efficiency]) -> str:
     lang = language()
     cells = [[translate_text(e.name, lang), e.dtype, f"{e.ops_per_s / 1e12:.3g}", f"{e.watts:.0f}",
               f"{e.ops_per_joule / 1e9:.1f}"] for e in rows]
-    headings = [_(heading) for heading, _width, _right in EFFICIENCY_COLUMNS]
-    widths = [max([least, _columns(heading)] + [_columns(row[i]) for row in cells])
-              for i, (heading, (_h, least, _r)) in enumerate(zip(headings, EFFICIENCY_COLUMNS))]
-    lines = [headings] + cells
-    return "\n".join(" ".join(_padded(cell, width, right) for cell, width, (_h, _l, right)
-                              in zip(line, widths, EFFICIENCY_COLUMNS)).rstrip() for line in lines)
+    return text_table(_in_language(EFFICIENCY_COLUMNS), cells)

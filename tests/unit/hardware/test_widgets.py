@@ -7,6 +7,7 @@ import torch
 from matplotlib.figure import Figure
 
 from torchcourse.hardware import fixedpoint, roofline
+from torchcourse.text_table import display_width
 
 
 def test_intensity_formulas():
@@ -118,8 +119,8 @@ def test_the_efficiency_table_prints_in_the_learners_language(monkeypatch):
                                   .format(threads=4, watts=145 / 18))
     for en_line, zh_line in zip(english[1:], chinese[1:]):
         assert en_line.split()[-4:] == zh_line.split()[-4:]  # dtype and numbers
-    ends = {roofline._columns(line) for line in chinese[1:]}  # every number column ends where its heading does
-    assert len(ends) == 1 and roofline._columns(chinese[0]) == ends.pop()
+    ends = {display_width(line) for line in chinese[1:]}  # every number column ends where its heading does
+    assert len(ends) == 1 and display_width(chinese[0]) == ends.pop()
 
 
 def _fake_cpu():
