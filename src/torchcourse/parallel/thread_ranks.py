@@ -12,6 +12,7 @@ loopback TCP, and nothing is mocked. Code written for it takes the group as an a
 from __future__ import annotations
 
 import threading
+import traceback
 from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
@@ -38,11 +39,18 @@ def run_ranks(world_size: int, fn: Callable[[int, Any], Any], *, timeout_s: floa
     errors: dict[int, BaseException] = {}
 
     def rank_main(rank: int) -> None:
+        group = None
         try:
             group = dist.ProcessGroupGloo(store, rank, world_size, timedelta(seconds=timeout_s))
             results[rank] = fn(rank, group)
         except BaseException as exc:  # reported by the caller's thread, which the learner sees
+            # A traceback keeps its frames' variables, the group among them (fn's argument), and so gloo's
+            # threads, alive until a garbage collection: cleared, the group ends with this thread, as it does
+            # after a rank that returns. The traceback's lines stay.
+            traceback.clear_frames(exc.__traceback__)
             errors[rank] = exc
+        finally:
+            group = None
 
     threads = [threading.Thread(target=rank_main, args=(r,), daemon=True, name=f"rank {r}")
                for r in range(world_size)]

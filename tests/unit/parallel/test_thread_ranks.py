@@ -1,5 +1,8 @@
 """run_ranks: several ranks of one real gloo group as threads (3.3, exercise 5)."""
 
+import gc
+import os
+
 import pytest
 import torch
 import torch.distributed as dist
@@ -43,3 +46,32 @@ def test_a_collective_only_one_rank_joins_ends_with_an_error_not_a_hang():
 
     with pytest.raises((RuntimeError, TimeoutError)):
         run_ranks(2, on_rank, timeout_s=1.0)
+
+
+def _gloo_threads():
+    names = []
+    for t in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{t}/comm") as f:
+                names.append(f.read().strip())
+        except OSError:
+            pass
+    return [n for n in names if "gloo" in n]
+
+
+def test_a_failed_run_leaves_no_gloo_thread_behind_without_a_garbage_collection():
+    # The grader forks a notebook's opening only from a process with one thread: a cell that shows a failing
+    # collective (3.3's AVG of an integer tensor) must not leave the groups' threads waiting for a collection.
+    gc.collect()
+    gc.disable()
+    try:
+        assert _gloo_threads() == []
+        with pytest.raises(RuntimeError):
+            run_ranks(2, lambda rank, group: dist.all_reduce(torch.tensor([rank]), op=dist.ReduceOp.AVG,
+                                                              group=group))
+        assert _gloo_threads() == []
+        with pytest.raises(ValueError, match="rank 0 failed"):
+            run_ranks(2, lambda rank, group: (_ for _ in ()).throw(ValueError(f"rank {rank} failed")))
+        assert _gloo_threads() == []
+    finally:
+        gc.enable()
