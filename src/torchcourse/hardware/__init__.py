@@ -1,7 +1,7 @@
 """Simulators and widgets for chapter 4, AI hardware (``04-hardware``).
 
-- ``roofline``: this machine measured from PyTorch, published accelerators, the roofline explorer,
-  performance per watt (4.1);
+- ``machines``: this machine measured from PyTorch, and published accelerators (4.1);
+- ``roofline``: their roofs, the roofline explorer, performance per watt (4.1);
 - ``systolic``: a cycle-level weight-stationary systolic array and its animator, in any dataflow (4.2, 4.4);
 - ``dataflows``: output- and input-stationary arrays, SRAM reads per dataflow, im2col convolution (4.4);
 - ``tpu_memory``: TPU v1's weight stalls, its latency against batch size, the TPUs after it (4.4);

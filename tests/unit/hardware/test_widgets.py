@@ -6,7 +6,7 @@ import pytest
 import torch
 from matplotlib.figure import Figure
 
-from torchcourse.hardware import fixedpoint, roofline
+from torchcourse.hardware import fixedpoint, machines, roofline
 from torchcourse.text_table import display_width
 
 
@@ -23,56 +23,60 @@ def test_attainable_is_the_lower_roof():
 
 
 def test_published_figures_derive_from_their_parts():
-    assert roofline.TPU_V1.peak["int8"] == 2 * 65_536 * 700e6
-    assert math.isclose(roofline.TPU_V1.peak["int8"] / 1e12, 91.75, rel_tol=1e-4)
-    assert roofline.H100_SXM.peak["int8"] == 2 * roofline.H100_SXM.peak["bfloat16"] + 1e12
-    for m in roofline.PUBLISHED:
+    assert machines.TPU_V1.peak["int8"] == 2 * 65_536 * 700e6
+    assert math.isclose(machines.TPU_V1.peak["int8"] / 1e12, 91.75, rel_tol=1e-4)
+    assert machines.H100_SXM.peak["int8"] == 2 * machines.H100_SXM.peak["bfloat16"] + 1e12
+    for m in machines.PUBLISHED:
         assert m.source and m.bandwidth > 0
+    # the notebook names them through roofline
+    assert roofline.PUBLISHED is machines.PUBLISHED and roofline.TPU_V1 is machines.TPU_V1
+    assert roofline.measure_cpu is machines.measure_cpu
+    assert roofline.last_level_cache_bytes is machines.last_level_cache_bytes
 
 
 def test_measurements_are_positive_and_bounded_in_time():
     import time
 
     t0 = time.perf_counter()
-    flops = roofline.measure_matmul_flops(n=128, samples=3, window=0.01)
-    bw = roofline.measure_bandwidth(buffer_bytes=8 * 2**20, samples=3, window=0.01)
+    flops = machines.measure_matmul_flops(n=128, samples=3, window=0.01)
+    bw = machines.measure_bandwidth(buffer_bytes=8 * 2**20, samples=3, window=0.01)
     assert len(flops.samples) == 3 and flops.low <= flops.median <= flops.high and flops.low > 1e6
     assert bw.buffer_bytes == 8 * 2**20 and bw.rate.low > 1e6
     assert bw.with_write_allocate == pytest.approx(1.5 * bw.rate.median)
     assert time.perf_counter() - t0 < 5
     with pytest.raises(ValueError, match="at least one sample"):
-        roofline.measure_matmul_flops(n=8, samples=0)
+        machines.measure_matmul_flops(n=8, samples=0)
 
 
 def test_measurement_spread_and_trust():
-    steady = roofline.Measurement((10.0, 11.0, 12.0))
+    steady = machines.Measurement((10.0, 11.0, 12.0))
     assert steady.median == 11.0 and steady.spread == pytest.approx(1.2) and steady.trusted
     assert "median 11.0 x (range 10.0-12.0, 3 samples)" == steady.describe(1.0, "x")
-    busy = roofline.Measurement((9.6, 9.6, 177.4))
+    busy = machines.Measurement((9.6, 9.6, 177.4))
     assert not busy.trusted and busy.median == 9.6
-    bw = roofline.Bandwidth(busy, 64 * 2**20, 32 * 2**20)
+    bw = machines.Bandwidth(busy, 64 * 2**20, 32 * 2**20)
     assert any("do not trust" in w for w in bw.warnings)
     assert not any("cache" in w for w in bw.warnings)        # 128 MiB is four 32 MiB caches
-    small = roofline.Bandwidth(steady, 64 * 2**20, 480 * 2**20)
+    small = machines.Bandwidth(steady, 64 * 2**20, 480 * 2**20)
     assert len(small.warnings) == 1 and "0.3 times the last-level cache" in small.warnings[0]
-    assert "unknown" in roofline.Bandwidth(steady, 64 * 2**20, None).warnings[0]
+    assert "unknown" in machines.Bandwidth(steady, 64 * 2**20, None).warnings[0]
 
 
 def test_cache_size_from_sysfs_sets_the_copy_size(tmp_path):
     for index, size in [(0, "48K"), (1, "2048K"), (2, "32M")]:
         (tmp_path / f"index{index}").mkdir()
         (tmp_path / f"index{index}" / "size").write_text(size + "\n")
-    assert roofline.last_level_cache_bytes(tmp_path) == 32 * 2**20
-    assert roofline.last_level_cache_bytes(tmp_path / "missing") is None
-    assert roofline.copy_buffer_bytes(32 * 2**20) == 64 * 2**20            # two buffers = four caches
-    assert roofline.copy_buffer_bytes(8 * 2**20) == roofline.MIN_BUFFER_BYTES
-    assert roofline.copy_buffer_bytes(480 * 2**20) == roofline.MAX_BUFFER_BYTES
-    assert roofline.copy_buffer_bytes(None) == roofline.MAX_BUFFER_BYTES
+    assert machines.last_level_cache_bytes(tmp_path) == 32 * 2**20
+    assert machines.last_level_cache_bytes(tmp_path / "missing") is None
+    assert machines.copy_buffer_bytes(32 * 2**20) == 64 * 2**20            # two buffers = four caches
+    assert machines.copy_buffer_bytes(8 * 2**20) == machines.MIN_BUFFER_BYTES
+    assert machines.copy_buffer_bytes(480 * 2**20) == machines.MAX_BUFFER_BYTES
+    assert machines.copy_buffer_bytes(None) == machines.MAX_BUFFER_BYTES
 
 
 def test_tpu_v1_counts_weight_bytes_as_its_paper_does():
     # Jouppi et al. 2017, Figure 5: ridge 1350 multiply-accumulates per weight byte (65,536 x 700 MHz / 34 GB/s)
-    assert round(roofline.TPU_V1.ridge("int8") / 2) == 1349
+    assert round(machines.TPU_V1.ridge("int8") / 2) == 1349
     s = roofline.roofline_point(roofline.OPERATIONS[0], 512, "int8")
     assert s.intensity == pytest.approx(2 * 512**3 / (3 * 512**2))      # 341 op/byte, every tensor once
     assert s.weight_intensity == pytest.approx(1024.0)                   # 2 M ops per int8 weight byte
@@ -124,7 +128,7 @@ def test_the_efficiency_table_prints_in_the_learners_language(monkeypatch):
 
 
 def _fake_cpu():
-    return roofline.Machine("test CPU", {"float32": 1e11}, 1e10, "made up for a test")
+    return machines.Machine("test CPU", {"float32": 1e11}, 1e10, "made up for a test")
 
 
 def test_roofline_core_classifies_operations():
