@@ -131,7 +131,7 @@ def test_without_a_cjk_font_a_chinese_figure_stays_english_with_one_warning(monk
 # ------------------------------------------------------------------ every drawn word the catalog has
 
 def _measured_cpu(threads: int):
-    from torchcourse.hardware.roofline import Bandwidth, CpuMeasurement, Measurement
+    from torchcourse.hardware.machines import Bandwidth, CpuMeasurement, Measurement
 
     return CpuMeasurement(Measurement((1.0e11, 1.1e11)), Bandwidth(Measurement((1.0e10, 1.1e10)), 2**27, 2**25),
                           threads).machine
