@@ -9,135 +9,32 @@ On the static site there is no kernel to call the core, so the wrapper also comp
 and renderer (see ``Explorer.frames``). When the site build executes a notebook (it sets
 ``SITE_FRAMES_ENV``), a displayed widget outputs a frame player (HTML with the frames embedded)
 instead of the live widget; book/js/frame-player.js swaps the frames when a control moves. The
-frames' format, which that script reads, is ``torchcourse.frames.FrameData``.
+frames' format, which that script reads, is ``torchcourse.frames.FrameData``; a figure becomes PNG (and IPython
+learns to show plain Figures) in ``torchcourse.figure_output``.
 """
 
 from __future__ import annotations
 
-import base64
-import io
 import itertools
 import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import ipywidgets as widgets
-from IPython import get_ipython
 from IPython.display import display
 from matplotlib.figure import Figure
 
-from torchcourse.figure_words import can_draw, in_language
+# The figure helpers of `figure_output`, named here too: renderers, the site build and tests import them from here.
+from torchcourse.figure_output import FITS_CANVAS as FITS_CANVAS
+from torchcourse.figure_output import SITE_FRAMES_ENV, figure_png, translated_pngs
+from torchcourse.figure_output import TRANSLATED_FIGURES as TRANSLATED_FIGURES
+from torchcourse.figure_output import figure_and_axes as figure_and_axes
+from torchcourse.figure_output import figure_description as figure_description
+from torchcourse.figure_output import fits_canvas as fits_canvas
 from torchcourse.frames import FrameAxis, FrameData, frame_data, player_html
 from torchcourse.i18n import LIST_SEPARATOR, N_, TRANSLATIONS, VALUE_SEPARATOR, language, translate_text, translations
 from torchcourse.i18n import gettext as _
 
-
-def figure_png(fig: Figure, lang: str | None = None) -> bytes:
-    """A figure as PNG bytes (what the notebook, the widget and the site show), its words in ``lang`` (default:
-    the learner's language, `torchcourse.i18n.language`; English where no font can draw that language).
-
-    Cropped to what was drawn ("tight"), unless the renderer declared with `fits_canvas`
-    that everything lies inside the canvas: the crop costs a second layout pass, a large
-    part of a widget's redraw.
-    """
-    lang = lang or language()
-    if lang != "en" and can_draw(lang):
-        with in_language(fig, lang):
-            return _png(fig, lang)
-    return _png(fig, "en")
-
-
-def _png(fig: Figure, lang: str) -> bytes:
-    buf = io.BytesIO()
-    tight = None if getattr(fig, FITS_CANVAS, False) else "tight"
-    fig.savefig(buf, format="png", dpi=90, bbox_inches=tight,
-                metadata={"Description": figure_description(fig, lang)})
-    return buf.getvalue()
-
-
-def translated_pngs(fig: Figure, english: bytes) -> dict[str, bytes]:
-    """The figure in each language the course is translated into whose words it can draw, where that picture
-    differs from ``english`` (the figure's English PNG): what the site build carries beside the English."""
-    copies = {}
-    for lang in TRANSLATIONS:
-        if can_draw(lang):
-            png = figure_png(fig, lang)
-            if png != english:
-                copies[lang] = png
-    return copies
-
-
-#: The key, in an image/png output's metadata, of the figure's translated PNGs (base64, by language) that the site
-#: build carries beside the English output; the Chinese site shows its own (book/_ext/course_site.py).
-TRANSLATED_FIGURES = "torchcourse_translations"
-
-
-def _figure_output(fig: Figure) -> bytes | tuple[bytes, dict]:
-    """What IPython shows for a figure: its PNG; in the site build, the English PNG with its translations in the
-    output's metadata (one execution serves every language's site)."""
-    if not os.environ.get(SITE_FRAMES_ENV):
-        return figure_png(fig)
-    english = figure_png(fig, "en")
-    copies = translated_pngs(fig, english)
-    if not copies:
-        return english
-    return english, {TRANSLATED_FIGURES: {lang: base64.b64encode(png).decode("ascii") for lang, png in copies.items()}}
-
-
-def figure_description(fig: Figure, lang: str = "en") -> str:
-    """What a figure shows, from its own titles and axis labels: the alt text the site gives its picture (its
-    connecting words in ``lang``; the titles as the figure shows them)."""
-    gettext = translations(lang).gettext
-    said = [fig._suptitle.get_text()] if getattr(fig, "_suptitle", None) is not None else []
-    for ax in fig.axes:
-        labels = [ax.get_title(), ax.get_xlabel(), ax.get_ylabel()]
-        title, x, y = (" ".join(t.split()) for t in labels)
-        if x and y:
-            said.append(gettext(N_("{title} ({x} against {y})")).format(title=title, x=x, y=y).strip())
-        elif x or y:
-            said.append(f"{title} ({x or y})".strip())
-        elif title:
-            said.append(title)
-    said = [" ".join(s.split()) for s in said if s.strip()]
-    return gettext(LIST_SEPARATOR).join(dict.fromkeys(said)) or gettext(N_("A figure drawn by the notebook's code"))
-
-
-FITS_CANVAS = "_torchcourse_fits_canvas"
-
-
-def fits_canvas(fig: Figure, **margins: float) -> Figure:
-    """Declare that ``fig``'s artists lie inside its canvas (after ``subplots_adjust(**margins)``).
-
-    A declaration tests hold renderers to (tests/unit/test_widget_canvas.py): no artist of any
-    enumerated state may reach past the canvas, or `figure_png` would clip it.
-    """
-    if margins:
-        fig.subplots_adjust(**margins)
-    setattr(fig, FITS_CANVAS, True)
-    return fig
-
-
-def figure_and_axes(ax=None, figsize: tuple[float, float] = (6.4, 4.8)):
-    """The renderers' common start: draw on ``ax`` when given (a panel of a stand-in), else on a new Figure."""
-    if ax is None:
-        fig = Figure(figsize=figsize)
-        return fig, fig.add_subplot()
-    return ax.figure, ax
-
-
-def _register_figure_display() -> None:
-    # The course draws on plain ``Figure`` objects, not pyplot, so nothing leaks between
-    # cells; IPython only knows how to show pyplot figures, so teach it these too.
-    shell = get_ipython()
-    if shell is not None:
-        shell.display_formatter.formatters["image/png"].for_type(Figure, _figure_output)
-
-
-_register_figure_display()
-
-#: Set (to "1") by the site build in the process that executes the notebooks (book/_ext/course_site.py);
-#: a widget displayed there outputs its frame player instead of the live widget.
-SITE_FRAMES_ENV = "TORCHCOURSE_SITE_FRAMES"
 #: The most frames one widget may declare: with frames of 5-20 kB this keeps a widget's share of
 #: its page under the 2 MB budget, and its cell well within the site build's cell time limit
 #: (contract.CELL_TIMEOUT_S) even on a busy 2-core machine (benchmarks/site_frames.py measures a frame).
