@@ -2,7 +2,8 @@
 
 - ``machines``: this machine measured from PyTorch, and published accelerators (4.1);
 - ``roofline``: their roofs, the roofline explorer, performance per watt (4.1);
-- ``systolic``: a cycle-level weight-stationary systolic array and its animator, in any dataflow (4.2, 4.4);
+- ``weight_stationary``: a cycle-level weight-stationary systolic array (4.2);
+- ``systolic``: its animator, in any dataflow, and its utilisation plot (4.2, 4.4);
 - ``dataflows``: output- and input-stationary arrays, SRAM reads per dataflow, im2col convolution (4.4);
 - ``tpu_memory``: TPU v1's weight stalls, its latency against batch size, the TPUs after it (4.4);
 - ``scalesim_reference``: SCALE-Sim 3.0.0's counts on the shapes the notebooks print (4.2, 4.4);
@@ -27,5 +28,5 @@ BUDGETS = ChapterBudgets(
         WidgetBudget("torchcourse.hardware.fixedpoint", "FixedPointExplorer",
                      {"int_bits": [0, 2, 5, 8, 15], "value": [3.14159, -0.3, 40.0, -40.0, 0.001]}),
     ],
-    probes=["torchcourse.hardware.systolic:measure_throughput"],  # simulated MACs per second
+    probes=["torchcourse.hardware.weight_stationary:measure_throughput"],  # simulated MACs per second
 )

@@ -1,5 +1,5 @@
 """Three systolic dataflows, each a cycle-level simulator equal to ``torch.matmul`` on int8 operands:
-weight-stationary (TPU v1's, in ``systolic``), output-stationary and input-stationary.
+weight-stationary (TPU v1's, in ``weight_stationary``), output-stationary and input-stationary.
 
 Used by notebook ``04-hardware/02-tpu-systolic-arrays`` (section 5).
 
@@ -35,7 +35,7 @@ import math
 
 import torch
 
-from torchcourse.hardware import systolic
+from torchcourse.hardware import weight_stationary
 from torchcourse.i18n import N_
 
 DATAFLOWS = {"ws": N_("weight-stationary"), "os": N_("output-stationary"), "is": N_("input-stationary")}
@@ -78,8 +78,8 @@ def os_tile(x: torch.Tensor, w: torch.Tensor, rows: int, cols: int, record: bool
     """
     k = x.shape[1]
     steps = k + rows + cols - 2
-    left = systolic.skewed(x, rows, steps)                   # X[i, k] enters row i at cycle k + i
-    top = systolic.skewed(w.T, cols, steps)                  # W[k, j] enters column j at cycle k + j
+    left = weight_stationary.skewed(x, rows, steps)                   # X[i, k] enters row i at cycle k + i
+    top = weight_stationary.skewed(w.T, cols, steps)                  # W[k, j] enters column j at cycle k + j
     a = torch.zeros(rows, cols, dtype=torch.int8)
     b = torch.zeros(rows, cols, dtype=torch.int8)
     acc = torch.zeros(rows, cols, dtype=torch.int32)
@@ -99,17 +99,17 @@ def dataflow_matmul(x: torch.Tensor, w: torch.Tensor, rows: int, cols: int,
     _check_dataflow(dataflow)
     _check_array(rows, cols)
     if dataflow == "ws":
-        return systolic.systolic_matmul(x, w, rows, cols)
+        return weight_stationary.systolic_matmul(x, w, rows, cols)
     if dataflow == "is":
         # The inputs held in place, the weights streamed: weight-stationary on the transposed product.
-        y_t, cycles = systolic.systolic_matmul(w.T.contiguous(), x.T.contiguous(), rows, cols)
+        y_t, cycles = weight_stationary.systolic_matmul(w.T.contiguous(), x.T.contiguous(), rows, cols)
         return y_t.T.contiguous(), cycles
-    systolic._check_operands(x, w)
+    weight_stationary._check_operands(x, w)
     m, k = x.shape
     n = w.shape[1]
     y = torch.zeros(m, n, dtype=torch.int32)
     cycles = 0
-    with systolic._one_thread():
+    with weight_stationary._one_thread():
         for m0 in range(0, m, rows):
             for n0 in range(0, n, cols):
                 acc, steps, _ = os_tile(x[m0:m0 + rows], w[:, n0:n0 + cols], rows, cols)

@@ -1,4 +1,5 @@
-"""The weight-stationary systolic array: exact against torch.matmul, cycle counts, utilisation, the animator."""
+"""The weight-stationary systolic array (weight_stationary): exact against torch.matmul, cycle counts, utilisation;
+its animator (systolic)."""
 
 import math
 
@@ -7,7 +8,7 @@ import pytest
 import torch
 from matplotlib.figure import Figure
 
-from torchcourse.hardware import systolic
+from torchcourse.hardware import systolic, weight_stationary
 
 
 def _operands(seed, m, k, n):
@@ -22,21 +23,21 @@ def test_random_shapes_equal_torch_matmul_and_the_cycle_formula(seed):
     m, k, n, rows, cols = (int(v) for v in (r.integers(1, 12), r.integers(1, 20), r.integers(1, 20),
                                             r.integers(1, 7), r.integers(1, 7)))
     x, w = _operands(seed, m, k, n)
-    y, cycles = systolic.systolic_matmul(x, w, rows, cols)
+    y, cycles = weight_stationary.systolic_matmul(x, w, rows, cols)
     assert y.dtype == torch.int32
     assert torch.equal(y, torch.matmul(x.to(torch.int32), w.to(torch.int32)))
-    assert cycles == systolic._cycles(m, k, n, rows, cols)
+    assert cycles == weight_stationary._cycles(m, k, n, rows, cols)
     assert cycles == math.ceil(k / rows) * math.ceil(n / cols) * (2 * rows + cols + m - 2)
 
 
 def test_extreme_int8_values_need_int32_accumulation():
     x = torch.full((3, 16), -128, dtype=torch.int8)
     w = torch.full((16, 2), -128, dtype=torch.int8)
-    y, _ = systolic.systolic_matmul(x, w, 16, 2)
+    y, _ = weight_stationary.systolic_matmul(x, w, 16, 2)
     assert int(y[0, 0]) == 16 * 128 * 128
     # the wrong PE: an int8 product wraps
     bad = lambda a, s, wt: (a, s + a * wt)  # noqa: E731
-    y_bad, _ = systolic.systolic_matmul(x, w, 16, 2, pe=bad)
+    y_bad, _ = weight_stationary.systolic_matmul(x, w, 16, 2, pe=bad)
     assert not torch.equal(y_bad, y)
 
 
@@ -44,7 +45,7 @@ def test_a_pe_passing_sums_the_wrong_way_does_not_compute_the_product():
     x, w = _operands(0, 4, 3, 3)
     swapped = lambda a, s, wt: (s + a.to(torch.int32) * wt.to(torch.int32), a)  # noqa: E731
     try:
-        y, _ = systolic.systolic_matmul(x, w, 3, 3, pe=swapped)
+        y, _ = weight_stationary.systolic_matmul(x, w, 3, 3, pe=swapped)
     except (RuntimeError, TypeError):
         return
     assert not torch.equal(y, x.to(torch.int32) @ w.to(torch.int32))
@@ -52,24 +53,30 @@ def test_a_pe_passing_sums_the_wrong_way_does_not_compute_the_product():
 
 def test_one_tile_cycles_split_into_load_fill_steady_drain():
     x, w = _operands(1, 5, 4, 4)
-    run = systolic._run_tile(x, w, 4, 4, systolic._pe_step, False)
+    run = weight_stationary._run_tile(x, w, 4, 4, weight_stationary._pe_step, False)
     assert run.load_cycles == 4
     assert run.stream_cycles == (4 - 1) + 5 + (4 - 1)
-    assert systolic._tile_cycles(5, 4, 4) == run.cycles == 15
+    assert weight_stationary._tile_cycles(5, 4, 4) == run.cycles == 15
 
 
 def test_operands_must_be_int8_and_compatible():
     with pytest.raises(TypeError, match="int8"):
-        systolic.systolic_matmul(torch.ones(2, 2), torch.ones(2, 2), 2, 2)
+        weight_stationary.systolic_matmul(torch.ones(2, 2), torch.ones(2, 2), 2, 2)
     with pytest.raises(ValueError, match="cannot be multiplied"):
-        systolic.systolic_matmul(*_operands(0, 2, 3, 2)[:1], torch.zeros(2, 2, dtype=torch.int8), 2, 2)
+        weight_stationary.systolic_matmul(*_operands(0, 2, 3, 2)[:1], torch.zeros(2, 2, dtype=torch.int8), 2, 2)
 
 
 def test_utilisation_grows_with_m_and_never_exceeds_one():
-    values = [systolic.utilisation(m, 256, 256, 256, 256) for m in (1, 16, 256, 4096, 65536)]
+    utilisation = weight_stationary.utilisation
+    values = [utilisation(m, 256, 256, 256, 256) for m in (1, 16, 256, 4096, 65536)]
     assert values == sorted(values)
     assert 0 < values[0] < 0.01 and values[-1] < 1
-    assert systolic.utilisation(4096, 100, 100, 256, 256) < systolic.utilisation(4096, 256, 256, 256, 256)
+    assert utilisation(4096, 100, 100, 256, 256) < utilisation(4096, 256, 256, 256, 256)
+
+
+def test_the_notebooks_call_the_simulator_through_systolic():
+    assert systolic.systolic_matmul is weight_stationary.systolic_matmul
+    assert systolic.utilisation is weight_stationary.utilisation
 
 
 def test_busy_pe_cycles_equal_the_useful_macs():
@@ -133,9 +140,9 @@ def test_wrapper_updates_state_when_a_control_changes():
 
 
 def test_throughput_is_measured_in_simulated_macs_per_second():
-    t = systolic.measure_throughput(rows=8, cols=8, m=16, repeats=1)
+    t = weight_stationary.measure_throughput(rows=8, cols=8, m=16, repeats=1)
     assert t["macs_per_s"] > 0 and t["cycles_per_s"] > 0
-    assert t["cycles_per_s"] * t["seconds"] == pytest.approx(systolic._cycles(16, 8, 8, 8, 8))
+    assert t["cycles_per_s"] * t["seconds"] == pytest.approx(weight_stationary._cycles(16, 8, 8, 8, 8))
 
 
 def test_the_utilisation_figure_plots_utilisation_with_its_words_in_the_catalog():
