@@ -56,6 +56,12 @@ def _attainable(intensity: float, peak: float, bandwidth: float) -> float:
     return min(peak, intensity * bandwidth)
 
 
+def _memory_bound(intensity: float, machine: Machine, dtype: str) -> bool:
+    """Whether the slanted roof limits an operation of this intensity (by the machine's own rule) in ``dtype``: left
+    of the ridge point. At the ridge point and right of it the flat roof, compute, does."""
+    return intensity < machine.ridge(dtype)
+
+
 # --------------------------------------------------------------------------- the explorer
 
 OPERATIONS = [N_("matmul n x n x n"), N_("add (n x n elements)"), N_("conv2d 3x3, 64->64 channels, n x n image")]
@@ -118,7 +124,7 @@ def roofline_point(operation: str, n: int, dtype: str, cpu: Machine | None = Non
                 machine=m.name))
         else:
             att[m.name] = _attainable(intensity, m.peak[dtype], m.bandwidth)
-            memory_bound = intensity < m.ridge(dtype)
+            memory_bound = _memory_bound(intensity, m, dtype)
             if m.weight_bytes_only:
                 part = (N_("{machine}: {rate} T op/s (memory-bound at {intensity} op per weight byte)") if memory_bound
                         else N_("{machine}: {rate} T op/s (compute-bound at {intensity} op per weight byte)"))
@@ -219,6 +225,36 @@ def static_roofline(cpu: Machine | None = None) -> Figure:
     return fig
 
 
+# --------------------------------------------------------------------------- operations measured here
+
+def _in_language(columns: tuple[Column, ...]) -> list[Column]:
+    """The columns with their headings in the learner's language (a heading that is code stays as it is)."""
+    return [column._replace(heading=_(column.heading)) for column in columns]
+
+
+#: Section 3's table of operations measured on this machine (headings in English, shown in the learner's language).
+MEASURED_COLUMNS = (Column(N_("operation")), Column(N_("intensity"), 10, True), Column(N_("roofline bound"), 15, True),
+                    Column(N_("measured"), 12, True), Column(N_("limited by")))
+# TRANSLATORS: the roof that limits an operation, in the column "limited by" of the table of measured operations
+LIMITS = {True: N_("memory"), False: N_("compute")}
+
+
+def measured_table(rows: list[tuple[str, RooflineState, float]], machine: Machine) -> str:
+    """The table of notebook 04-hardware/01 (section 3), one line per operation measured on ``machine``, as it
+    prints it. ``rows`` hold each operation's name, its `roofline_point` on ``machine`` and the operations per second
+    measured; a line gives its intensity, the roofline's bound and the rate measured (G op/s), and the roof that
+    limits it there (memory left of the machine's ridge point, else compute). The headings and the limit are in the
+    learner's language, the columns aligned in a fixed-width font whichever language fills them."""
+    cells = []
+    for name, point, measured in rows:
+        intensity, bound = point.intensity_on(machine), point.attainable.get(machine.name)
+        if intensity is None or bound is None:
+            raise ValueError(f"{name}: {machine.name} has no roof for it in {point.dtype}")
+        limit = LIMITS[_memory_bound(intensity, machine, point.dtype)]
+        cells.append([name, f"{intensity:.2f}", f"{bound / 1e9:.1f} GF/s", f"{measured / 1e9:.1f} GF/s", _(limit)])
+    return text_table(_in_language(MEASURED_COLUMNS), cells)
+
+
 # --------------------------------------------------------------------------- performance per watt
 
 @dataclass(frozen=True)
@@ -264,10 +300,6 @@ def cpu_efficiency(flops: float, threads: int, watts_per_core: float = ASSUMED_W
 #: The efficiency table's columns (headings in English, shown in the learner's language); "dtype" is code.
 EFFICIENCY_COLUMNS = (Column(N_("chip")), Column("dtype", 9), Column(N_("peak T op/s"), 11, True),
                       Column(N_("watts"), 6, True), Column(N_("G op/s per W"), 13, True))
-
-
-def _in_language(columns: tuple[Column, ...]) -> list[Column]:
-    return [column._replace(heading=_(column.heading)) for column in columns]
 
 
 def efficiency_table(rows: list[Efficiency]) -> str:

@@ -143,6 +143,34 @@ def test_roofline_core_classifies_operations():
     assert "Choose" in roofline.roofline_point("nonsense", 4, "float32").message
 
 
+def test_the_measured_operations_table_prints_in_the_learners_language(monkeypatch):
+    """Notebook 04-hardware/01 section 3 prints its measurements through measured_table: the same cell in both
+    editions, its headings and each operation's limit from the code catalog, the limit by the machine's ridge point
+    (10 FLOPs per byte here), the numbers as they are, the columns aligned."""
+    from torchcourse.i18n import translations
+
+    zh = translations("zh_CN").gettext
+    cpu = _fake_cpu()
+    points = [("matmul 512", roofline.roofline_point(roofline.OPERATIONS[0], 512, "float32", cpu), 4.2e10),
+              ("add 4M", roofline.roofline_point(roofline.OPERATIONS[1], 2048, "float32", cpu), 6.5e8)]
+    monkeypatch.setenv("TORCHCOURSE_LANGUAGE", "en")
+    english = roofline.measured_table(points, cpu).splitlines()
+    assert english[0].split() == ["operation", "intensity", "roofline", "bound", "measured", "limited", "by"]
+    assert english[1].split() == ["matmul", "512", "85.33", "100.0", "GF/s", "42.0", "GF/s", "compute"]
+    assert english[2].split() == ["add", "4M", "0.08", "0.8", "GF/s", "0.7", "GF/s", "memory"]
+    monkeypatch.setenv("TORCHCOURSE_LANGUAGE", "zh_CN")
+    chinese = roofline.measured_table(points, cpu).splitlines()
+    for heading in ("operation", "intensity", "roofline bound", "measured", "limited by"):
+        assert zh(heading) != heading and zh(heading) in chinese[0]
+    assert chinese[1].split()[-1] == zh("compute") != "compute" and chinese[2].split()[-1] == zh("memory") != "memory"
+    for en_line, zh_line in zip(english[1:], chinese[1:]):
+        assert en_line.split()[:-1] == zh_line.split()[:-1]  # names and numbers
+    measured_ends = {display_width(line[:line.rindex("GF/s") + 4]) for line in english[1:] + chinese[1:]}
+    assert len(measured_ends) == 1  # the rate column ends in the same place in both languages
+    with pytest.raises(ValueError, match="no roof"):
+        roofline.measured_table([("int8", roofline.roofline_point(roofline.OPERATIONS[0], 8, "int8", cpu), 1.0)], cpu)
+
+
 def test_roofline_renderer_wrapper_and_standin():
     fig = roofline.draw_roofline(roofline.roofline_point(roofline.OPERATIONS[0], 512, "float32", _fake_cpu()))
     ax = fig.axes[0]
