@@ -14,7 +14,7 @@ import time
 from collections import OrderedDict
 
 from .confine import _libc
-from .policy import JOB_FILES, SETUP_TIMEOUT, TEMPLATES_KEPT, TEMPLATES_MB
+from .policy import JOB_FILES, SETUP_TIMEOUT, TEMPLATES_KEPT, TEMPLATES_MB, THREADS_SETTLE
 
 PR_SET_CHILD_SUBREAPER = 36
 
@@ -44,6 +44,18 @@ def _threads(pid: int) -> int:
         return len(os.listdir(f"/proc/{pid}/task"))
     except OSError:
         return 1
+
+
+def _one_thread_soon(pid: int, within: float = THREADS_SETTLE) -> bool:
+    """Whether process `pid` is down to one thread, now or within `within` seconds. A thread a cell joined may
+    still be leaving: OpenMP's workers for a thread that ran torch operations (nn.DataParallel's replicas on
+    threads) end after it, not with it, and a cell counted at once would cut the template there by chance."""
+    deadline = time.monotonic() + within
+    while _threads(pid) > 1:
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.005)
+    return True
 
 
 class Template:
@@ -96,7 +108,7 @@ class Template:
             state = self.run.run_batch(i, [(cell, None)])
             if state != "ok":
                 break
-            if _threads(self.run.pid) > 1:
+            if not _one_thread_soon(self.run.pid):
                 self.forkable = i
                 break
         os.close(self.run.results)

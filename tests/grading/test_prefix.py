@@ -257,3 +257,20 @@ def test_an_opening_cell_that_leaves_a_thread_shortens_the_template_to_the_cells
             assert raw.prefix.get("how") == "forked", raw.prefix
             assert raw.prefix.get("cells") == 1 and "thread" in raw.prefix.get("shortened", ""), raw.prefix
             assert _printed(raw, 2) == ["3 2"]  # the job's own thread, beside its main one
+
+
+def test_a_thread_still_ending_after_its_cell_does_not_shorten_the_template(sandbox_facilities):
+    """A thread that a cell started and that ends a moment after the cell (OpenMP's workers of a thread that ran
+    torch operations do) leaves a process with one thread: the template keeps that cell and the ones after it."""
+    from grader.sandbox import SandboxWorker
+
+    if not (sandbox_facilities.drop_uid and sandbox_facilities.job_ns):
+        pytest.skip("no uid or namespaces of a job's own here: " + "; ".join(sandbox_facilities.missing))
+    ending = "import threading, time\nthreading.Thread(target=time.sleep, args=(0.2,), daemon=True).start()\nb = 2"
+    count = "import os\nprint(a + b, len(os.listdir('/proc/self/task')))"
+    cells = ["a = 1", ending, "c = 3", count]
+    with SandboxWorker() as w:
+        raw = w.run(cells, 7, [], None, cells[:3])
+        assert raw.prefix.get("how") == "forked" and raw.prefix.get("cells") == 3, raw.prefix
+        assert "shortened" not in raw.prefix, raw.prefix
+        assert _printed(raw, 3) == ["3 1"]
