@@ -11,7 +11,9 @@ loopback TCP, and nothing is mocked. Code written for it takes the group as an a
 
 from __future__ import annotations
 
+import atexit
 import threading
+import time
 import traceback
 from collections.abc import Callable
 from datetime import timedelta
@@ -21,12 +23,23 @@ import torch.distributed as dist
 
 _runs = 0  # each run gets its own key prefix, so no rank ever reads an earlier run's rendezvous keys
 _lock = threading.Lock()
+_closing: set[threading.Thread] = set()  # ranks that returned, closing their groups
+
+
+@atexit.register
+def _let_groups_close() -> None:
+    # A daemon thread still inside gloo's teardown when the interpreter finalises aborts the process
+    # ("terminate called without an active exception"): a script that ends right after run_ranks waits for
+    # its ranks' groups to close. A rank stuck in a collective is not waited for: it is not in _closing.
+    for t in list(_closing):
+        t.join(5.0)
 
 
 def run_ranks(world_size: int, fn: Callable[[int, Any], Any], *, timeout_s: float = 10.0) -> list:
     """``[fn(rank, group) for each rank]``, the ranks running at once in threads of one gloo group.
 
-    A rank that raises re-raises here (the lowest rank's error). A rank still waiting after
+    Returns when every rank has returned; their groups close in their threads just after. A rank that
+    raises re-raises here (the lowest rank's error). A rank still waiting after
     ``timeout_s`` (a collective another rank never joined) becomes a ``TimeoutError``: gloo's
     own timeout, the same number, ends the waiting thread.
     """
@@ -37,6 +50,7 @@ def run_ranks(world_size: int, fn: Callable[[int, Any], Any], *, timeout_s: floa
     store = dist.PrefixStore(prefix, dist.HashStore())
     results: list = [None] * world_size
     errors: dict[int, BaseException] = {}
+    returned = [threading.Event() for _ in range(world_size)]
 
     def rank_main(rank: int) -> None:
         group = None
@@ -50,15 +64,22 @@ def run_ranks(world_size: int, fn: Callable[[int, Any], Any], *, timeout_s: floa
             traceback.clear_frames(exc.__traceback__)
             errors[rank] = exc
         finally:
+            # The caller goes on from here. The group's teardown ends this thread a moment later: gloo waits a
+            # tick of its event loop (10 ms) for each connection it closes, one after another, without the GIL.
+            returned[rank].set()
             group = None
 
     threads = [threading.Thread(target=rank_main, args=(r,), daemon=True, name=f"rank {r}")
                for r in range(world_size)]
     for t in threads:
         t.start()
-    for t in threads:
-        t.join(timeout_s + 5.0)
-    stuck = [t.name for t in threads if t.is_alive()]
+    deadline = time.monotonic() + timeout_s + 5.0
+    for done in returned:
+        done.wait(max(0.0, deadline - time.monotonic()))
+    stuck = [t.name for t, done in zip(threads, returned) if not done.is_set()]
+    with _lock:
+        _closing.difference_update([t for t in _closing if not t.is_alive()])
+        _closing.update(t for t, done in zip(threads, returned) if done.is_set())
     if stuck:
         raise TimeoutError(f"{', '.join(stuck)} still running after {timeout_s:.0f} s: "
                            "does every rank call the same collectives in the same order?")

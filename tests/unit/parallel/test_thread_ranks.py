@@ -2,6 +2,9 @@
 
 import gc
 import os
+import subprocess
+import sys
+import time
 
 import pytest
 import torch
@@ -48,15 +51,21 @@ def test_a_collective_only_one_rank_joins_ends_with_an_error_not_a_hang():
         run_ranks(2, on_rank, timeout_s=1.0)
 
 
-def _gloo_threads():
-    names = []
-    for t in os.listdir("/proc/self/task"):
-        try:
-            with open(f"/proc/self/task/{t}/comm") as f:
-                names.append(f.read().strip())
-        except OSError:
-            pass
-    return [n for n in names if "gloo" in n]
+def _gloo_threads(within: float = 0.0):
+    """The names of this process's gloo threads, once none is left or after `within` seconds."""
+    deadline = time.monotonic() + within
+    while True:
+        names = []
+        for t in os.listdir("/proc/self/task"):
+            try:
+                with open(f"/proc/self/task/{t}/comm") as f:
+                    names.append(f.read().strip())
+            except OSError:
+                pass
+        gloo = [n for n in names if "gloo" in n]
+        if not gloo or time.monotonic() >= deadline:
+            return gloo
+        time.sleep(0.01)
 
 
 def test_a_failed_run_leaves_no_gloo_thread_behind_without_a_garbage_collection():
@@ -69,9 +78,28 @@ def test_a_failed_run_leaves_no_gloo_thread_behind_without_a_garbage_collection(
         with pytest.raises(RuntimeError):
             run_ranks(2, lambda rank, group: dist.all_reduce(torch.tensor([rank]), op=dist.ReduceOp.AVG,
                                                               group=group))
-        assert _gloo_threads() == []
+        assert _gloo_threads(within=2.0) == []
         with pytest.raises(ValueError, match="rank 0 failed"):
             run_ranks(2, lambda rank, group: (_ for _ in ()).throw(ValueError(f"rank {rank} failed")))
-        assert _gloo_threads() == []
+        assert _gloo_threads(within=2.0) == []
     finally:
         gc.enable()
+
+
+def test_a_run_returns_before_its_groups_have_closed_and_they_close_on_their_own():
+    """The caller does not wait for gloo's teardown (a tick of its event loop per connection), which ends the
+    ranks' threads just after."""
+    started = time.monotonic()
+    assert run_ranks(4, lambda rank, group: group.size()) == [4] * 4
+    assert time.monotonic() - started < 10.0
+    assert _gloo_threads(within=2.0) == []
+
+
+def test_a_script_that_ends_right_after_a_run_exits_cleanly():
+    """The interpreter waits for the ranks' groups to close: a daemon thread inside gloo's teardown at
+    finalisation would abort the process."""
+    script = ("from torchcourse.parallel.thread_ranks import run_ranks\n"
+              "for n in (2, 3, 4):\n    run_ranks(n, lambda rank, group: group.size())\nprint('ran')\n")
+    for _ in range(3):
+        done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+        assert (done.returncode, done.stdout.strip()) == (0, "ran"), done.stderr[-2000:]
