@@ -182,7 +182,9 @@ def autograde(course: Course, chapter: str, workers: int | None = None, schedule
         ready, cpu = time.monotonic(), time.process_time()
         outcome.timings["start_up"] = round(ready - began, 3)
         student_jobs = _sanitised_jobs(course, chapter, notebooks, batch, info, seed, files, openings)
-        for job, raw, final in with_one_retry(pool, itertools.chain(solution_jobs, student_jobs)):
+        # The solutions and every student's notebooks: how many jobs of each notebook are coming, at most.
+        expect = {nb: len(todo) + 1 for nb in notebooks}
+        for job, raw, final in with_one_retry(pool, itertools.chain(solution_jobs, student_jobs), expect):
             outcome.library_errors(raw)
             if job.key.student is not None:
                 outcome.opening_run(job.key.notebook, raw)
