@@ -9,10 +9,11 @@ from __future__ import annotations
 import atexit
 import os
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 
+from grader.placement import Placement
 from grader.sandbox import Limits, SandboxWorker
 from grader.wire import JobKey, RawResult, RunStatus
 
@@ -41,13 +42,7 @@ class LocalPool:
         self.idle: list[SandboxWorker] = []
         self.changed = threading.Condition()
         self.waiting: list[Job] = []
-        # The workers that have run a job from each notebook's opening, and so hold its template.
-        self.holders: dict[str, set[SandboxWorker]] = {}
-        # What making another template of a notebook would buy (`_worth_another`): the seconds its template took
-        # to make, its jobs' seconds (count, sum) beside, and how many of its jobs are still to be taken.
-        self.made: dict[str, float] = {}
-        self.spent: dict[str, tuple[int, float]] = {}
-        self.left: dict[str, int] = {}
+        self.placement = Placement()  # where each job goes: where its notebook's template is
         # Each worker process keeps to a CPU of its own when there are enough; its jobs get every CPU back
         # (why: grader/inside/confine.py, _keep_to_cpu).
         cpus = sorted(os.sched_getaffinity(0))
@@ -73,48 +68,21 @@ class LocalPool:
             raw = w.collect(answered)
         except Exception as exc:  # the grader's own trouble (disk full, ...): this job fails, the batch goes on
             return RawResult(RunStatus.WORKER_ERROR, {}, error=f"{type(exc).__name__}: {exc}")
-        self._learn(job, raw, makes)
+        with self.changed:
+            self.placement.learn(job, raw, makes)
+            self.changed.notify_all()  # a job that waited for its notebook's holders may now go elsewhere
         return raw
 
-    def _learn(self, job: Job, raw: RawResult, makes: bool) -> None:
-        """What `job`'s run says a template of its notebook costs to make, and one of its jobs to run."""
-        made = raw.prefix.get("template_seconds")
-        if not job.prefix or raw.prefix.get("how") != "forked" or type(made) not in (int, float):
-            return
-        nb = job.key.notebook
-        with self.changed:
-            self.made[nb] = max(self.made.get(nb, 0.0), made)
-            if not makes:  # the job that made the template ran its opening too
-                n, total = self.spent.get(nb, (0, 0.0))
-                self.spent[nb] = (n + 1, total + raw.seconds)
-            self.changed.notify_all()  # a job that waited for its notebook's holders may now make a template
-
-    def _worth_another(self, notebook: str, waiting: int) -> bool:
-        """Whether an idle worker should make a template of `notebook` that other workers hold already
-        (`worth_another`), with `waiting` of its jobs waiting now."""
-        n, total = self.spent.get(notebook, (0, 0.0))
-        return worth_another(max(self.left.get(notebook, 0), waiting), total / n if n else None,
-                             len(self.holders.get(notebook, ())), self.made.get(notebook))
-
     def _take(self, job: Job) -> tuple[SandboxWorker, bool]:
-        """An idle worker for `job`, waiting for one if none is, and whether the job makes its notebook's template
-        there: one that holds the template of the job's notebook if an idle one does, else one that no other
-        waiting job's template is on, if the notebook has no template yet or another is worth making
-        (`worth_another`). A worker makes a notebook's template on its first job of it, which costs that
-        notebook's opening run: sent where their templates are, a batch's jobs make each template on as few
-        workers as finish the batch soonest."""
-        nb = job.key.notebook
+        """An idle worker for `job` (`Placement.choose`), waiting for one if none is, and whether the job makes
+        its notebook's template there."""
         with self.changed:
             self.waiting.append(job)
-            while (w := worker_for(job, self.idle, self.waiting, self.holders, lambda: self._worth_another(
-                    nb, sum(1 for other in self.waiting if other.prefix and other.key.notebook == nb)))) is None:
+            while (w := self.placement.choose(job, self.idle, self.waiting)) is None:
                 self.changed.wait()
             self.waiting = [other for other in self.waiting if other is not job]  # by identity: Jobs compare by value
             self.idle.remove(w)
-            self.left[nb] = self.left.get(nb, 1) - 1
-            makes = bool(job.prefix) and w not in self.holders.get(nb, ())
-            if job.prefix:
-                self.holders.setdefault(nb, set()).add(w)
+            makes = self.placement.taken(job, w)
             # One job fewer waits: a worker it wanted (and so kept from the others) may now suit another.
             self.changed.notify_all()
             return w, makes
@@ -127,7 +95,7 @@ class LocalPool:
     def run(self, jobs: Iterable[Job], expect: dict[str, int] | None = None) -> Iterator[tuple[Job, RawResult]]:
         """`(job, result)` as jobs finish. `expect`: how many jobs of each notebook `jobs` will give, if known."""
         with self.changed:
-            self.left = dict(expect or {})
+            self.placement.expect(expect)
         it = iter(jobs)
         inflight: dict[Future, Job] = {}
         # A thread for every job in flight, four times as many as workers: while each worker's thread waits for
@@ -153,34 +121,6 @@ class LocalPool:
             w.kill()
         for w in self.all:
             w.close()
-
-
-def worker_for(job: Job, idle: list, waiting: list[Job], holders: dict[str, set],
-               another: Callable[[], bool] = lambda: True) -> object | None:
-    """Which of the `idle` workers takes `job` (None: wait for another): one that holds the template of its
-    notebook (`holders`); else, if no worker holds one or making another is worth it (`another()`), one that
-    holds none of the other `waiting` jobs' templates (they would wait for it); else none."""
-    mine = holders.get(job.key.notebook, set()) if job.prefix else set()
-    for w in idle:
-        if w in mine:
-            return w
-    if mine and not another():
-        return None
-    for w in idle:
-        if not any(other.prefix and w in holders.get(other.key.notebook, ()) for other in waiting if other is not job):
-            return w
-    return None
-
-
-def worth_another(left: int, job_seconds: float | None, holders: int, template_seconds: float | None) -> bool:
-    """Whether one more worker should make a notebook's template, held by `holders` workers now: only when its
-    `left` jobs still to come, `job_seconds` each, would keep the holders busy for longer than the template
-    takes to make. Otherwise an idle worker waits for a job of its own templates, or the batch's end: a second
-    template of a notebook whose opening launches processes costs more than the few jobs it would take. Not
-    known yet (its first template still being made, or its first jobs running): no."""
-    if job_seconds is None or template_seconds is None:
-        return False
-    return left * job_seconds / max(1, holders) > template_seconds
 
 
 def with_one_retry(pool: LocalPool | DaskPool, jobs: Iterable[Job],

@@ -1,12 +1,13 @@
-"""Which idle worker a local pool's job goes to (grader.pools.worker_for): where its notebook's template is, so
+"""Which idle worker a local pool's job goes to (grader.placement): where its notebook's template is, so
 that a batch makes each template on as few workers as finish it soonest (another template of a notebook only
 when its jobs left would outlast making it: worth_another), and never a job left waiting while a worker is idle
 that no waiting job's template is on and that may make the job's."""
 
 from __future__ import annotations
 
-from grader.pools import Job, worker_for, worth_another
-from grader.wire import JobKey
+from grader.placement import Placement, worker_for, worth_another
+from grader.pools import Job
+from grader.wire import JobKey, RawResult, RunStatus
 
 
 def _job(student: str, notebook: str, prefix: bool = True) -> Job:
@@ -56,3 +57,45 @@ def test_another_template_is_made_only_when_the_jobs_left_would_outlast_making_i
     assert not worth_another(40, 0.025, 1, 3.0)
     assert not worth_another(0, 0.44, 1, 0.01)  # nothing left
     assert not worth_another(35, None, 1, 5.0) and not worth_another(35, 0.44, 1, None)  # not known yet
+
+
+def _ran(how: str, seconds: float, template_seconds: float = 5.0) -> RawResult:
+    prefix = {"how": how, "template_seconds": template_seconds}
+    if how == "full":
+        prefix["why"] = "opening cell 3 left a thread running"
+    return RawResult(RunStatus.EXITED, {}, seconds=seconds, prefix=prefix)
+
+
+def test_a_notebook_gets_a_second_template_once_its_costs_are_known_and_say_so():
+    p = Placement()
+    p.expect({"nb-a": 41})
+    jobs = [_job(f"s{i}", "nb-a") for i in range(4)]
+    assert p.choose(jobs[0], ["w0", "w1"], jobs) == "w0"
+    assert p.taken(jobs[0], "w0") is True  # it makes the template there
+    assert p.choose(jobs[1], ["w1"], jobs[1:]) is None  # costs unknown: wait for w0
+    p.learn(jobs[0], _ran("forked", 5.6), makes=True)
+    assert p.choose(jobs[1], ["w1"], jobs[1:]) is None  # the template's cost is known, the jobs' not yet
+    assert p.choose(jobs[1], ["w0", "w1"], jobs[1:]) == "w0" and p.taken(jobs[1], "w0") is False
+    p.learn(jobs[1], _ran("forked", 0.44), makes=False)
+    # 39 jobs left of 0.44 s on one holder (17 s) outlast the 5 s template: w1 makes another
+    assert p.choose(jobs[2], ["w1"], jobs[2:]) == "w1" and p.taken(jobs[2], "w1") is True
+
+
+def test_jobs_that_are_cheap_beside_their_template_wait_for_its_holder():
+    p = Placement()
+    p.expect({"nb-a": 41})
+    first, second = _job("s1", "nb-a"), _job("s2", "nb-a")
+    p.taken(first, "w0")
+    p.learn(first, _ran("forked", 3.2, template_seconds=3.1), makes=True)
+    p.learn(first, _ran("forked", 0.02, template_seconds=3.1), makes=False)
+    assert p.choose(second, ["w1"], [second]) is None
+
+
+def test_a_notebook_whose_template_cannot_be_forked_has_no_holder_to_wait_for():
+    p = Placement()
+    first, later = _job("s1", "nb-a"), _job("s2", "nb-a")
+    p.taken(first, "w0")
+    assert p.choose(later, ["w1"], [later]) is None
+    p.learn(first, _ran("full", 4.0), makes=True)  # run in full: its opening left a thread
+    assert p.choose(later, ["w1"], [later]) == "w1"
+    assert p.taken(later, "w1") is False and "nb-a" not in p.holders

@@ -1,0 +1,100 @@
+"""Where a local pool's jobs go: to the worker that holds their notebook's template.
+
+A worker makes a notebook's template on its first job of it (grader/inside/templates.py), which costs that
+notebook's opening run, seconds where the opening launches processes. So a job goes to an idle worker that
+holds its notebook's template; a worker that holds none of the waiting jobs' templates takes a job whose
+notebook has no template yet, or makes another template of a notebook only when that notebook's jobs still to
+come would keep its holders busy for longer than the template took to make. A notebook whose template cannot
+be forked (its jobs come back run in full) has no holders: its jobs go to any free worker.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from grader.wire import RawResult
+
+
+class Placement:
+    """What a local pool knows of its workers' templates: who holds each notebook's, what one cost to make,
+    what the notebook's jobs take, and how many of them are still to come. Not thread-safe: the pool calls it
+    under its lock."""
+
+    def __init__(self) -> None:
+        self.holders: dict[str, set] = {}  # the workers that have run a job from each notebook's opening
+        self.made: dict[str, float] = {}  # seconds a template of the notebook took to make (the most seen)
+        self.spent: dict[str, tuple[int, float]] = {}  # its forked jobs (count, seconds), template making aside
+        self.left: dict[str, int] = {}  # its jobs not taken yet, as the batch announced them
+        self.in_full: set[str] = set()  # notebooks whose template could not be forked
+
+    def expect(self, counts: dict[str, int] | None) -> None:
+        """How many jobs of each notebook the next run will give (None: not known; the waiting ones count)."""
+        self.left = dict(counts or {})
+
+    def choose(self, job, idle: list, waiting: list) -> object | None:
+        """Which of the `idle` workers takes `job` now (None: wait)."""
+        nb = job.key.notebook
+        shared = bool(job.prefix) and nb not in self.in_full
+
+        def another() -> bool:
+            n, total = self.spent.get(nb, (0, 0.0))
+            now = sum(1 for other in waiting if other.prefix and other.key.notebook == nb)
+            return worth_another(max(self.left.get(nb, 0), now), total / n if n else None,
+                                 len(self.holders.get(nb, ())), self.made.get(nb))
+
+        return worker_for(job, idle, waiting, self.holders if shared else {}, another)
+
+    def taken(self, job, worker) -> bool:
+        """`worker` takes `job`: whether the job makes its notebook's template there."""
+        nb = job.key.notebook
+        self.left[nb] = self.left.get(nb, 1) - 1
+        if not job.prefix or nb in self.in_full:
+            return False
+        makes = worker not in self.holders.get(nb, ())
+        self.holders.setdefault(nb, set()).add(worker)
+        return makes
+
+    def learn(self, job, raw: RawResult, makes: bool) -> None:
+        """What `job`'s run says of its notebook's template: its cost and its jobs', or that it cannot be used."""
+        if not job.prefix:
+            return
+        nb = job.key.notebook
+        if raw.prefix.get("how") == "full":  # no fork from its opening here: nothing for a job to wait for
+            self.in_full.add(nb)
+            self.holders.pop(nb, None)
+            return
+        made = raw.prefix.get("template_seconds")
+        if raw.prefix.get("how") != "forked" or type(made) not in (int, float):
+            return
+        self.made[nb] = max(self.made.get(nb, 0.0), made)
+        if not makes:  # the job that made the template ran its opening too
+            n, total = self.spent.get(nb, (0, 0.0))
+            self.spent[nb] = (n + 1, total + raw.seconds)
+
+
+def worker_for(job, idle: list, waiting: list, holders: dict[str, set],
+               another: Callable[[], bool] = lambda: True) -> object | None:
+    """Which of the `idle` workers takes `job` (None: wait for another): one that holds the template of its
+    notebook (`holders`); else, if no worker holds one or making another is worth it (`another()`), one that
+    holds none of the other `waiting` jobs' templates (they would wait for it); else none."""
+    mine = holders.get(job.key.notebook, set()) if job.prefix else set()
+    for w in idle:
+        if w in mine:
+            return w
+    if mine and not another():
+        return None
+    for w in idle:
+        if not any(other.prefix and w in holders.get(other.key.notebook, ()) for other in waiting if other is not job):
+            return w
+    return None
+
+
+def worth_another(left: int, job_seconds: float | None, holders: int, template_seconds: float | None) -> bool:
+    """Whether one more worker should make a notebook's template, held by `holders` workers now: only when its
+    `left` jobs still to come, `job_seconds` each, would keep the holders busy for longer than the template
+    takes to make. Otherwise an idle worker waits for a job of its own templates, or the batch's end: a second
+    template of a notebook whose opening launches processes costs more than the few jobs it would take. Not
+    known yet (its first template still being made, or its first jobs running): no."""
+    if job_seconds is None or template_seconds is None:
+        return False
+    return left * job_seconds / max(1, holders) > template_seconds
