@@ -16,7 +16,8 @@ from pathlib import Path
 
 import torch
 
-from torchcourse.i18n import N_
+from torchcourse.i18n import N_, language, translate_text
+from torchcourse.i18n import gettext as _
 
 # --------------------------------------------------------------------------- measuring this machine
 
@@ -52,9 +53,10 @@ class Measurement:
         return self.spread <= TRUSTED_SPREAD
 
     def describe(self, scale: float, unit: str) -> str:
-        """'median 12.3 unit (range 11.0-13.1, 7 samples)' in units of ``scale``."""
-        return (f"median {self.median / scale:.1f} {unit} (range {self.low / scale:.1f}-{self.high / scale:.1f}, "
-                f"{len(self.samples)} samples)")
+        """'median 12.3 unit (range 11.0-13.1, 7 samples)' in units of ``scale``, in the learner's language."""
+        return _("median {median} {unit} (range {low}-{high}, {count} samples)").format(
+            median=f"{self.median / scale:.1f}", unit=unit, low=f"{self.low / scale:.1f}",
+            high=f"{self.high / scale:.1f}", count=len(self.samples))
 
 
 def _rates(work: float, fn, samples: int, window: float) -> Measurement:
@@ -131,18 +133,20 @@ class Bandwidth:
 
     @property
     def warnings(self) -> list[str]:
+        """Why the figure may be wrong, each a sentence in the learner's language (none: nothing found)."""
         notes = []
         if self.cache_bytes is None:
-            notes.append("The cache size is unknown here, so the copy may partly run in cache: "
-                         "the figure may be too high.")
+            notes.append(_("The cache size is unknown here, so the copy may partly run in cache: "
+                           "the figure may be too high."))
         elif 2 * self.buffer_bytes < CACHE_MULTIPLE * self.cache_bytes:
-            notes.append(f"The copy's working set ({2 * self.buffer_bytes / 2**20:.0f} MiB) is only "
-                         f"{2 * self.buffer_bytes / self.cache_bytes:.1f} times the last-level cache "
-                         f"({self.cache_bytes / 2**20:.0f} MiB): part of it may come from the cache, "
-                         "so the figure may be too high.")
+            notes.append(_("The copy's working set ({working} MiB) is only {times} times the last-level cache "
+                           "({cache} MiB): part of it may come from the cache, so the figure may be too high.").format(
+                working=f"{2 * self.buffer_bytes / 2**20:.0f}", times=f"{2 * self.buffer_bytes / self.cache_bytes:.1f}",
+                cache=f"{self.cache_bytes / 2**20:.0f}"))
         if not self.rate.trusted:
-            notes.append(f"The samples differ by {self.rate.spread:.2f} times: other programs were using the "
-                         "machine, so do not trust this figure; run the cell again when it is quieter.")
+            notes.append(_("The samples differ by {spread} times: other programs were using the machine, so do not "
+                           "trust this figure; run the cell again when it is quieter.").format(
+                spread=f"{self.rate.spread:.2f}"))
         return notes
 
 
@@ -198,11 +202,30 @@ class CpuMeasurement:
 
     @property
     def warnings(self) -> list[str]:
+        """The copy's warnings and the matmul's, each a sentence in the learner's language."""
         notes = list(self.bandwidth.warnings)
         if not self.flops.trusted:
-            notes.append(f"The matmul samples differ by {self.flops.spread:.2f} times: do not trust the peak "
-                         "either; run the cell again when the machine is quieter.")
+            notes.append(_("The matmul samples differ by {spread} times: do not trust the peak either; run the "
+                           "cell again when the machine is quieter.").format(spread=f"{self.flops.spread:.2f}"))
         return notes
+
+    def report(self) -> str:
+        """What notebook 04-hardware/01 (section 2) prints of this measurement, in the learner's language: this CPU
+        and its last-level cache, the matmul's rate (GFLOP/s) and the copy's bandwidth (GB/s), each as the median
+        and range of its samples, the bytes per second write-allocate would move, then each warning."""
+        cache = self.bandwidth.cache_bytes
+        # TRANSLATORS: the size of the last-level cache, where Linux does not report it
+        size = f"{cache / 2**20:.0f} MiB" if cache else _("unknown")
+        lines = [
+            _("{machine} | last-level cache: {cache}").format(machine=translate_text(self.machine.name, language()),
+                                                               cache=size),
+            _("matmul (512 x 512, float32): {rate}").format(rate=self.flops.describe(1e9, "GFLOP/s")),
+            _("copy ({size} MiB into another): {rate} (with write-allocate: {moved} GB/s moved)").format(
+                size=f"{self.bandwidth.buffer_bytes / 2**20:.0f}", rate=self.bandwidth.rate.describe(1e9, "GB/s"),
+                moved=f"{self.bandwidth.with_write_allocate / 1e9:.1f}"),
+        ]
+        # TRANSLATORS: a warning about a measurement follows, e.g. "Caution: The samples differ by 1.52 times: ..."
+        return "\n".join(lines + [_("Caution: {warning}").format(warning=w) for w in self.warnings])
 
 
 def measure_cpu(samples: int = 5) -> CpuMeasurement:

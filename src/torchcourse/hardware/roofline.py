@@ -1,7 +1,8 @@
 """The roofline model: the roofs of this machine, measured from PyTorch, and of published accelerators beside it
 (``torchcourse.hardware.machines``), the roofline explorer, and performance per watt.
 
-Used by notebook ``04-hardware/01-roofline`` (sections 2-5).
+Used by notebook ``04-hardware/01-roofline`` (sections 1-5), which prints its lines and tables through it (in the
+learner's language).
 
 core: ``roofline_point(...)`` -> ``RooflineState``; renderer: ``draw_roofline(state)``;
 wrapper: ``RooflineExplorer``; stand-in: ``static_roofline()``.
@@ -60,6 +61,20 @@ def _memory_bound(intensity: float, machine: Machine, dtype: str) -> bool:
     """Whether the slanted roof limits an operation of this intensity (by the machine's own rule) in ``dtype``: left
     of the ridge point. At the ridge point and right of it the flat roof, compute, does."""
     return intensity < machine.ridge(dtype)
+
+
+# --------------------------------------------------------------------------- lines the notebook prints
+
+def add_timing(numel: int, seconds: float, per_element: float) -> str:
+    """Section 1's line for an add of ``numel`` elements, in the learner's language: ``seconds`` per call (shown in
+    microseconds) and ``per_element`` seconds per element (in nanoseconds), the numbers padded into columns."""
+    return _("{numel} elements: {per_call} us per add, {per_element} ns per element").format(
+        numel=f"{numel:>9}", per_call=f"{seconds * 1e6:9.2f}", per_element=f"{per_element * 1e9:10.4f}")
+
+
+def ridge_line(ridge: float) -> str:
+    """Section 2's line for this CPU's ridge point (FLOPs per byte), in the learner's language."""
+    return _("ridge point: {ridge} FLOPs per byte").format(ridge=f"{ridge:.1f}")
 
 
 # --------------------------------------------------------------------------- the explorer
@@ -253,6 +268,45 @@ def measured_table(rows: list[tuple[str, RooflineState, float]], machine: Machin
         limit = LIMITS[_memory_bound(intensity, machine, point.dtype)]
         cells.append([name, f"{intensity:.2f}", f"{bound / 1e9:.1f} GF/s", f"{measured / 1e9:.1f} GF/s", _(limit)])
     return text_table(_in_language(MEASURED_COLUMNS), cells)
+
+
+# --------------------------------------------------------------------------- published accelerators' ridge points
+
+#: Section 4's table of ridge points (headings in English, shown in the learner's language); "dtype" is code, and
+#: the last column, the ridge point's unit, has no heading.
+RIDGE_COLUMNS = (Column(N_("machine")), Column("dtype", 9), Column(N_("peak T op/s"), 11, True),
+                 Column(N_("ridge point"), 11, True), Column(""))
+# TRANSLATORS: the unit of TPU v1's ridge point, which counts only the bytes of weights (the others' is op/byte)
+PER_WEIGHT_BYTE = N_("op per weight byte")
+
+
+def ridge_table(rows: list[tuple[Machine, str, float]]) -> str:
+    """The ridge points of notebook 04-hardware/01 (section 4), as it prints them: one line per (machine, dtype, its
+    ridge point), with the machine's peak in that dtype (T op/s) and the ridge point's unit by the machine's own rule
+    (op/byte, or op per weight byte for TPU v1); the machines' names and the words in the learner's language."""
+    lang = language()
+    cells = [[translate_text(m.name, lang), dtype, f"{m.peak[dtype] / 1e12:.3f}", f"{ridge:.1f}",
+              _(PER_WEIGHT_BYTE) if m.weight_bytes_only else "op/byte"] for m, dtype, ridge in rows]
+    return text_table(_in_language(RIDGE_COLUMNS), cells)
+
+
+def paper_ridge_line(macs: float) -> str:
+    """Section 4's line for TPU v1's ridge point in its paper's units (``macs``, multiply-accumulates per weight
+    byte), in the learner's language."""
+    return _("TPU v1 in the paper's units: {macs} multiply-accumulates per weight byte").format(macs=f"{macs:.0f}")
+
+
+def both_rules_line(point: RooflineState, machine: Machine = TPU_V1) -> str:
+    """Section 4's line for a matmul's ``point`` counted by both rules, in the learner's language: its intensity
+    counting every tensor (op/byte), counting only its weights (op per weight byte), and the rate ``machine``
+    attains by its own rule (T op/s)."""
+    rate = point.attainable.get(machine.name)
+    if point.operation != OPERATIONS[0] or point.weight_intensity is None or rate is None:
+        raise ValueError(f"{point.operation} in {point.dtype}: needs a matmul with a roof on {machine.name}")
+    return _("{dtype} matmul n={n}: {intensity} op/byte counting every tensor, {weight_intensity} op per weight byte; "
+             "{machine} attains {rate} T op/s").format(
+        dtype=point.dtype, n=point.n, intensity=f"{point.intensity:.0f}",
+        weight_intensity=f"{point.weight_intensity:.0f}", machine=machine.name, rate=f"{rate / 1e12:.1f}")
 
 
 # --------------------------------------------------------------------------- performance per watt

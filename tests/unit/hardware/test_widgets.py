@@ -1,6 +1,7 @@
 """Roofline explorer and fixed-point explorer: cores, renderers, wrappers, stand-ins; the measurements."""
 
 import math
+import re
 
 import pytest
 import torch
@@ -48,7 +49,8 @@ def test_measurements_are_positive_and_bounded_in_time():
         machines.measure_matmul_flops(n=8, samples=0)
 
 
-def test_measurement_spread_and_trust():
+def test_measurement_spread_and_trust(monkeypatch):
+    monkeypatch.setenv("TORCHCOURSE_LANGUAGE", "en")
     steady = machines.Measurement((10.0, 11.0, 12.0))
     assert steady.median == 11.0 and steady.spread == pytest.approx(1.2) and steady.trusted
     assert "median 11.0 x (range 10.0-12.0, 3 samples)" == steady.describe(1.0, "x")
@@ -169,6 +171,73 @@ def test_the_measured_operations_table_prints_in_the_learners_language(monkeypat
     assert len(measured_ends) == 1  # the rate column ends in the same place in both languages
     with pytest.raises(ValueError, match="no roof"):
         roofline.measured_table([("int8", roofline.roofline_point(roofline.OPERATIONS[0], 8, "int8", cpu), 1.0)], cpu)
+
+
+def _numbers(text):
+    return re.findall(r"\d+(?:\.\d+)?", text)
+
+
+def test_the_measurement_report_prints_in_the_learners_language(monkeypatch):
+    """Notebook 04-hardware/01 section 2 prints measure_cpu()'s result through its report(): the same cell in both
+    editions, its labels, each rate's description and each caution from the code catalog, the numbers as they are."""
+    copy, busy_copy = machines.Measurement((5e9, 5.1e9, 5.2e9)), machines.Measurement((5e9, 5.1e9, 9.2e9))
+    busy = machines.CpuMeasurement(machines.Measurement((10e9, 11e9, 30e9)),
+                                   machines.Bandwidth(copy, 64 * 2**20, 480 * 2**20), 2)
+    unknown = machines.CpuMeasurement(machines.Measurement((10e9, 11e9, 12e9)),
+                                      machines.Bandwidth(busy_copy, 64 * 2**20, None), 1)
+    monkeypatch.setenv("TORCHCOURSE_LANGUAGE", "en")
+    english = busy.report().splitlines()
+    assert english[:3] == [
+        "this CPU (2 thread(s), measured) | last-level cache: 480 MiB",
+        "matmul (512 x 512, float32): median 11.0 GFLOP/s (range 10.0-30.0, 3 samples)",
+        "copy (64 MiB into another): median 5.1 GB/s (range 5.0-5.2, 3 samples) (with write-allocate: 7.7 GB/s moved)"]
+    assert [line.split(":")[0] for line in english[3:]] == ["Caution", "Caution"]
+    assert "0.3 times the last-level cache" in english[3] and "differ by 3.00 times" in english[4]
+    english_unknown = unknown.report().splitlines()
+    assert english_unknown[0].endswith("last-level cache: unknown") and len(english_unknown) == 5
+    monkeypatch.setenv("TORCHCOURSE_LANGUAGE", "zh_CN")
+    for en, zh in [(english, busy.report().splitlines()), (english_unknown, unknown.report().splitlines())]:
+        assert len(zh) == len(en)
+        for en_line, zh_line in zip(en, zh):
+            assert sorted(_numbers(zh_line)) == sorted(_numbers(en_line)) and re.search("[\u4e00-\u9fff]", zh_line)
+            assert not re.search(r"\b(median|range|samples|Caution|cache|copy|unknown|trust)\b", zh_line), zh_line
+    assert busy.report().startswith("本机 CPU（2 个线程，实测）")
+
+
+def test_the_lines_of_sections_1_and_4_print_in_the_learners_language(monkeypatch):
+    """Sections 1, 2 (its ridge point) and 4 print through add_timing, ridge_line, ridge_table, paper_ridge_line and
+    both_rules_line: in English as the cells printed them, in Chinese with the same numbers, the table aligned."""
+    cpu = _fake_cpu()
+    rows = [(m, dtype, m.ridge(dtype)) for m in [cpu] + roofline.PUBLISHED for dtype in m.peak]
+    point = roofline.roofline_point(roofline.OPERATIONS[0], 512, "int8")
+
+    def lines():
+        return ([roofline.add_timing(1000, 3e-6, 3e-9), roofline.ridge_line(cpu.ridge("float32"))]
+                + roofline.ridge_table(rows).splitlines()
+                + [roofline.paper_ridge_line(roofline.TPU_V1.ridge("int8") / 2), roofline.both_rules_line(point)])
+
+    monkeypatch.setenv("TORCHCOURSE_LANGUAGE", "en")
+    english = lines()
+    assert english[:2] == ["     1000 elements:      3.00 us per add,     3.0000 ns per element",
+                           "ridge point: 10.0 FLOPs per byte"]
+    assert english[2].split() == ["machine", "dtype", "peak", "T", "op/s", "ridge", "point"]
+    assert english[3].split() == ["test", "CPU", "float32", "0.100", "10.0", "op/byte"]
+    assert english[4].split() == ["TPU", "v1", "int8", "91.750", "2698.5", "op", "per", "weight", "byte"]
+    assert english[-2] == "TPU v1 in the paper's units: 1349 multiply-accumulates per weight byte"
+    assert english[-1] == ("int8 matmul n=512: 341 op/byte counting every tensor, 1024 op per weight byte; "
+                           "TPU v1 attains 34.8 T op/s")
+    monkeypatch.setenv("TORCHCOURSE_LANGUAGE", "zh_CN")
+    chinese = lines()
+    assert len(chinese) == len(english)
+    for en_line, zh_line in zip(english, chinese):
+        assert _numbers(zh_line) == _numbers(en_line)
+        if en_line not in english[3:-2]:  # the table's rows: names, dtypes and numbers, only TPU v1's unit in words
+            assert re.search("[\u4e00-\u9fff]", zh_line), zh_line
+    assert "屋脊点" in chinese[1] and "屋脊点" in chinese[2] and "op per weight byte" not in chinese[4]
+    ends = {display_width(line[:line.index(" op")]) for line in english[3:-2] + chinese[3:-2]}
+    assert len(ends) == 1  # the ridge points end in the same column in both languages
+    with pytest.raises(ValueError, match="needs a matmul"):
+        roofline.both_rules_line(roofline.roofline_point(roofline.OPERATIONS[1], 512, "int8"))
 
 
 def test_roofline_renderer_wrapper_and_standin():
