@@ -232,7 +232,8 @@ def main() -> int:
             for line in g["shortened"]:
                 print("  " + line.split(": ", 1)[1])
             for nb, t in sorted(g["templates"].items()):
-                print(f"  template {nb}: opening {float(t.get('template_seconds', 0)):.2f} s, RSS "
+                print(f"  template {nb}: opening {float(t.get('template_seconds', 0)):.2f} s "
+                      f"(CPU {float(t.get('template_cpu_seconds', 0)):.2f} s, its processes included), RSS "
                       f"{float(t.get('rss_kb', 0)) / 1024:.0f} MB, PSS {float(t.get('pss_kb', 0)) / 1024:.0f} MB, "
                       f"its own (private pages and temp space) {float(t.get('private_kb', 0)) / 1024:.0f} MB")
         over = (g["grading"] * cores - args.n * lim["png"]) / (args.n * notebooks) * 1000

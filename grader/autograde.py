@@ -26,6 +26,7 @@ from grader.course import Course
 from grader.due import due
 from grader.executed import chapter_markdown
 from grader.finish import finish
+from grader.job import TEMPLATE_FIGURES
 from grader.pools import DaskPool, Job, LocalPool, with_one_retry
 from grader.sandbox import Limits, RawResult, warn_missing
 from grader.sanitise import Sanitised, SanitiseError, SourceBook, sanitise, solution_notebook, submitted_language
@@ -69,7 +70,7 @@ class Outcome(dict):
         counts = self.openings.setdefault(notebook, {})
         counts[how] = counts.get(how, 0) + 1
         seen = self.templates.setdefault(notebook, {})
-        for k in ("template_seconds", "cells", "private_kb", "pss_kb", "rss_kb"):
+        for k in TEMPLATE_FIGURES:
             if k in p:
                 seen[k] = max(seen.get(k, 0.0), float(p[k]))
         if p.get("how") == "forked" and p.get("shortened"):

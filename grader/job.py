@@ -25,13 +25,17 @@ def _notes(notes) -> list[str]:
     return [str(n)[:300] for n in notes[:10]] if type(notes) is list else []
 
 
+# What the worker measures of a template (a job's `RawResult.prefix`): its wall and CPU seconds, the opening cells
+# it holds, its memory.
+TEMPLATE_FIGURES = ("template_seconds", "template_cpu_seconds", "cells", "private_kb", "pss_kb", "rss_kb")
+
+
 def _prefix(prefix) -> dict:
     """What the worker said of the job's template (grader/inside/templates.py), bounded."""
     if type(prefix) is not dict:
         return {}
     out = {k: str(prefix[k])[:300] for k in ("how", "why", "key", "shortened") if k in prefix}
-    out.update({k: float(prefix[k]) for k in ("template_seconds", "cells", "private_kb", "pss_kb", "rss_kb")
-                if type(prefix.get(k)) in (int, float)})
+    out.update({k: float(prefix[k]) for k in TEMPLATE_FIGURES if type(prefix.get(k)) in (int, float)})
     return out
 
 

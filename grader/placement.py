@@ -22,7 +22,7 @@ class Placement:
 
     def __init__(self) -> None:
         self.holders: dict[str, set] = {}  # the workers that have run a job from each notebook's opening
-        self.made: dict[str, float] = {}  # seconds a template of the notebook took to make (the most seen)
+        self.made: dict[str, float] = {}  # what a template of the notebook cost: seconds, wall or CPU
         self.spent: dict[str, tuple[int, float]] = {}  # its forked jobs (count, seconds), template making aside
         self.left: dict[str, int] = {}  # its jobs not taken yet, as the batch announced them
         self.in_full: set[str] = set()  # notebooks whose template could not be forked
@@ -63,10 +63,13 @@ class Placement:
             self.in_full.add(nb)
             self.holders.pop(nb, None)
             return
-        made = raw.prefix.get("template_seconds")
-        if raw.prefix.get("how") != "forked" or type(made) not in (int, float):
+        made = [v for v in (raw.prefix.get("template_seconds"), raw.prefix.get("template_cpu_seconds"))
+                if type(v) in (int, float)]
+        if raw.prefix.get("how") != "forked" or not made:
             return
-        self.made[nb] = max(self.made.get(nb, 0.0), made)
+        # Its wall time, or its CPU where that was more (an opening's launched processes kept other cores busy,
+        # from the other workers' jobs)
+        self.made[nb] = max(self.made.get(nb, 0.0), *made)
         if not makes:  # the job that made the template ran its opening too
             n, total = self.spent.get(nb, (0, 0.0))
             self.spent[nb] = (n + 1, total + raw.seconds)
@@ -91,10 +94,12 @@ def worker_for(job, idle: list, waiting: list, holders: dict[str, set],
 
 def worth_another(left: int, job_seconds: float | None, holders: int, template_seconds: float | None) -> bool:
     """Whether one more worker should make a notebook's template, held by `holders` workers now: only when its
-    `left` jobs still to come, `job_seconds` each, would keep the holders busy for longer than the template
-    takes to make. Otherwise an idle worker waits for a job of its own templates, or the batch's end: a second
-    template of a notebook whose opening launches processes costs more than the few jobs it would take. Not
-    known yet (its first template still being made, or its first jobs running): no."""
+    `left` jobs still to come, `job_seconds` each, would keep the holders busy for more than twice what the
+    template costs to make (`template_seconds`: its wall time, or its CPU where its launched processes spent
+    more). A new template takes only the jobs still left once it is made, and while it is made its opening
+    takes CPU the holders' jobs would have had: at twice its cost, the notebook's jobs end a quarter sooner.
+    Otherwise an idle worker waits for a job of its own templates, or the batch's end. Not known yet (its first
+    template still being made, or its first jobs running): no."""
     if job_seconds is None or template_seconds is None:
         return False
-    return left * job_seconds / max(1, holders) > template_seconds
+    return left * job_seconds / max(1, holders) > 2 * template_seconds

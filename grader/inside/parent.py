@@ -336,7 +336,8 @@ def _from_template(shell: GradeShell, spec: dict, snap: dict, templates) -> tupl
     if not (spec.get("isolate") and spec.get("uid") is not None):
         return None, {"how": "full", "why": "the sandbox here gives a job no uid or namespaces of its own"}
     template = templates.get(shell, snap, spec, prefix)
-    info = {"key": template.key[:16], "template_seconds": round(template.seconds, 3), "cells": template.prefix,
+    info = {"key": template.key[:16], "template_seconds": round(template.seconds, 3),
+            "template_cpu_seconds": round(template.cpu, 3), "cells": template.prefix,
             **template.memory}
     if template.shortened:
         info["shortened"] = template.shortened

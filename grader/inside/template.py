@@ -126,6 +126,15 @@ def memory_kb() -> dict[str, int]:
     return out
 
 
+def cpu_seconds() -> float:
+    """The CPU this template has spent since it was forked, the processes its cells started and waited for
+    included (a launched DDP run's): what making it cost the batch, which may be more than its wall time."""
+    import resource
+
+    mine, theirs = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return mine.ru_utime + mine.ru_stime + theirs.ru_utime + theirs.ru_stime
+
+
 def _folder_kb(path: str) -> int:
     try:
         st = os.statvfs(path)
@@ -143,7 +152,7 @@ def hold(shell, ctl: int, cmd: int, res: int, state: dict, check, rebind, before
     mem = memory_kb()
     reply = {"forkable": not why, "why": why, "cmd": cmd, "res": res,
              "private_kb": mem.get("Private_Dirty", 0) + mem.get("Private_Clean", 0) + _folder_kb(folder),
-             "pss_kb": mem.get("Pss", 0), "rss_kb": mem.get("Rss", 0)}
+             "pss_kb": mem.get("Pss", 0), "rss_kb": mem.get("Rss", 0), "cpu_seconds": round(cpu_seconds(), 3)}
     sock.sendall((json.dumps(reply) + "\n").encode())
     if why:
         os._exit(0)

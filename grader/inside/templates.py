@@ -71,6 +71,7 @@ class Template:
         self.memory: dict[str, int] = {}
         self.cmd_fd = self.res_fd = -1
         self.seconds = 0.0
+        self.cpu = 0.0  # CPU seconds its making took, its cells' processes included
         self.forkable: int | None = None  # set when an opening cell left a thread: the cells before it
         self.shortened = ""  # why this template holds fewer cells than the notebook's opening, if it does
 
@@ -139,6 +140,8 @@ class Template:
             self.why = "it did not answer after its opening cells"
             return
         self.memory = {k: int(reply.get(k) or 0) for k in ("private_kb", "pss_kb", "rss_kb")}
+        cpu = reply.get("cpu_seconds")
+        self.cpu = float(cpu) if type(cpu) in (int, float) and cpu >= 0 else 0.0
         self.cmd_fd, self.res_fd = int(reply.get("cmd", -1)), int(reply.get("res", -1))
         if not reply.get("forkable"):
             self.why = str(reply.get("why"))[:300] or "it cannot be forked"

@@ -48,19 +48,20 @@ def test_a_job_waits_for_its_notebooks_holders_when_another_template_is_not_wort
     assert worker_for(a, ["w0"], [a, b], {"nb-a": {"w1"}, "nb-b": {"w0"}}, another=lambda: True) is None
 
 
-def test_another_template_is_made_only_when_the_jobs_left_would_outlast_making_it():
-    # 35 jobs of 0.44 s on one holder (15.4 s) outlast a 5 s opening: make another
+def test_another_template_is_made_only_when_the_jobs_left_would_outlast_making_it_twice():
+    # 35 jobs of 0.44 s on one holder (15.4 s) outlast a 5 s opening twice: make another
     assert worth_another(35, 0.44, 1, 5.0)
-    # on three holders, 5.1 s each: still worth it; on four, 3.9 s: not
-    assert worth_another(35, 0.44, 3, 5.0) and not worth_another(35, 0.44, 4, 5.0)
+    # on two holders, 7.7 s each: not (the new one would take a fifth of the jobs)
+    assert not worth_another(35, 0.44, 2, 5.0)
+    assert worth_another(40, 0.03, 1, 0.3) and not worth_another(40, 0.03, 3, 0.3)  # chapter 1's cheap openings
     # 40 jobs of 25 ms (1 s) do not pay for a 3 s opening (processes launched): wait for the holder
     assert not worth_another(40, 0.025, 1, 3.0)
     assert not worth_another(0, 0.44, 1, 0.01)  # nothing left
     assert not worth_another(35, None, 1, 5.0) and not worth_another(35, 0.44, 1, None)  # not known yet
 
 
-def _ran(how: str, seconds: float, template_seconds: float = 5.0) -> RawResult:
-    prefix = {"how": how, "template_seconds": template_seconds}
+def _ran(how: str, seconds: float, template_seconds: float = 5.0, template_cpu: float = 4.0) -> RawResult:
+    prefix = {"how": how, "template_seconds": template_seconds, "template_cpu_seconds": template_cpu}
     if how == "full":
         prefix["why"] = "opening cell 3 left a thread running"
     return RawResult(RunStatus.EXITED, {}, seconds=seconds, prefix=prefix)
@@ -77,7 +78,7 @@ def test_a_notebook_gets_a_second_template_once_its_costs_are_known_and_say_so()
     assert p.choose(jobs[1], ["w1"], jobs[1:]) is None  # the template's cost is known, the jobs' not yet
     assert p.choose(jobs[1], ["w0", "w1"], jobs[1:]) == "w0" and p.taken(jobs[1], "w0") is False
     p.learn(jobs[1], _ran("forked", 0.44), makes=False)
-    # 39 jobs left of 0.44 s on one holder (17 s) outlast the 5 s template: w1 makes another
+    # 39 jobs left of 0.44 s on one holder (17 s) outlast the 5 s template twice: w1 makes another
     assert p.choose(jobs[2], ["w1"], jobs[2:]) == "w1" and p.taken(jobs[2], "w1") is True
 
 
@@ -99,3 +100,14 @@ def test_a_notebook_whose_template_cannot_be_forked_has_no_holder_to_wait_for():
     p.learn(first, _ran("full", 4.0), makes=True)  # run in full: its opening left a thread
     assert p.choose(later, ["w1"], [later]) == "w1"
     assert p.taken(later, "w1") is False and "nb-a" not in p.holders
+
+
+def test_a_template_costs_its_cpu_where_its_launched_processes_spent_more_than_its_wall_time():
+    p = Placement()
+    p.expect({"nb-a": 41})
+    first, second = _job("s1", "nb-a"), _job("s2", "nb-a")
+    p.taken(first, "w0")
+    # 5 s of wall, but 10 s of CPU: the processes its opening launched kept the other cores busy
+    p.learn(first, _ran("forked", 5.6, template_seconds=5.0, template_cpu=10.0), makes=True)
+    p.learn(first, _ran("forked", 0.44, template_seconds=5.0, template_cpu=10.0), makes=False)
+    assert p.choose(second, ["w1"], [second]) is None  # 39 x 0.44 s = 17 s: more than twice 5 s, not twice 10 s
