@@ -33,8 +33,10 @@ class Placement:
 
     def choose(self, job, idle: list, waiting: list) -> object | None:
         """Which of the `idle` workers takes `job` now (None: wait)."""
+        if not job.prefix:  # it runs every cell: no template to go to
+            return worker_for(job, idle, waiting, self.holders)
         nb = job.key.notebook
-        shared = bool(job.prefix) and nb not in self.in_full
+        shared = nb not in self.in_full
 
         def another() -> bool:
             n, total = self.spent.get(nb, (0, 0.0))
@@ -46,9 +48,11 @@ class Placement:
 
     def taken(self, job, worker) -> bool:
         """`worker` takes `job`: whether the job makes its notebook's template there."""
+        if not job.prefix:
+            return False
         nb = job.key.notebook
         self.left[nb] = self.left.get(nb, 1) - 1
-        if not job.prefix or nb in self.in_full:
+        if nb in self.in_full:
             return False
         makes = worker not in self.holders.get(nb, ())
         self.holders.setdefault(nb, set()).add(worker)

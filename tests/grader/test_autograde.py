@@ -44,7 +44,7 @@ class FakePool:
     def wait_ready(self):
         pass
 
-    def run(self, jobs):
+    def run(self, jobs, expect=None):
         for job in jobs:
             self.jobs.append(job)
             yield job, RawResult("exited", {i: cell(i, emits=_emits(src), seconds=0.25)
@@ -118,7 +118,7 @@ def test_a_students_longest_notebooks_run_first(tmp_path, gradebook_template, mo
     seconds = {"a": 0.2, "b": 0.9, "c": 0.5}
 
     class TimedPool(FakePool):
-        def run(self, jobs):
+        def run(self, jobs, expect=None):
             for job, raw in super().run(jobs):
                 raw.seconds = seconds[job.key[1]]
                 yield job, raw
@@ -278,7 +278,7 @@ def test_a_submission_changed_while_it_is_graded_is_regraded_by_a_plain_rerun(co
     late = answered_nb(x="    return 0")
 
     class Resubmit(FakePool):
-        def run(self, jobs):
+        def run(self, jobs, expect=None):
             for job, raw in super().run(jobs):
                 if job.key == ("ann", "nb"):
                     write(late, course.submitted / "ann" / CHAPTER / "nb.ipynb")
@@ -364,7 +364,7 @@ def test_an_interrupted_batch_is_one_line_and_keeps_every_record_written(course,
     """Ctrl-C during a batch ended in a KeyboardInterrupt traceback that said nothing of what was kept."""
 
     class Interrupted(FakePool):
-        def run(self, jobs):
+        def run(self, jobs, expect=None):
             for job, raw in super().run(jobs):
                 if job.key[0] == "bob":
                     raise KeyboardInterrupt

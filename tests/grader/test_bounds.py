@@ -82,7 +82,7 @@ class FloodPool:
     def wait_ready(self):
         pass
 
-    def run(self, jobs):
+    def run(self, jobs, expect=None):
         for job in jobs:
             cells = {i: cell(i) for i in range(len(job.cells))}
             if job.key[0]:  # a student's job (the reference run gets plain lines)

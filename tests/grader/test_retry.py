@@ -27,7 +27,7 @@ class DyingPool:
     def wait_ready(self):
         pass
 
-    def run(self, jobs):
+    def run(self, jobs, expect=None):
         for job in jobs:
             student = job.key[0]
             DyingPool.attempts.append(student)

@@ -97,9 +97,14 @@ def test_a_run_returns_before_its_groups_have_closed_and_they_close_on_their_own
 
 def test_a_script_that_ends_right_after_a_run_exits_cleanly():
     """The interpreter waits for the ranks' groups to close: a daemon thread inside gloo's teardown at
-    finalisation would abort the process."""
+    finalisation would abort the process ("terminate called without an active exception", SIGABRT)."""
     script = ("from torchcourse.parallel.thread_ranks import run_ranks\n"
               "for n in (2, 3, 4):\n    run_ranks(n, lambda rank, group: group.size())\nprint('ran')\n")
     for _ in range(3):
         done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+        # gloo's own connect can fail on a loaded machine ("Connection closed by peer" while a group is made, a
+        # known flake of ProcessGroupGloo's): a run that raised so is not what this test is about
+        if done.returncode == 1 and "connectFullMesh failed" in done.stderr:
+            continue
+        assert "terminate called" not in done.stderr, done.stderr[-2000:]
         assert (done.returncode, done.stdout.strip()) == (0, "ran"), done.stderr[-2000:]
