@@ -4,8 +4,8 @@ A worker makes a notebook's template on its first job of it (grader/inside/templ
 notebook's opening run, seconds where the opening launches processes. So a job goes to an idle worker that
 holds its notebook's template; a worker that holds none of the waiting jobs' templates takes a job whose
 notebook has no template yet, or makes another template of a notebook only when that notebook's jobs still to
-come would keep its holders busy for longer than the template took to make. A notebook whose template cannot
-be forked (its jobs come back run in full) has no holders: its jobs go to any free worker.
+come would keep its holders busy for more than twice what the template cost (`worth_another`). A notebook whose
+template cannot be forked (its jobs come back run in full) has no holders: its jobs go to any free worker.
 """
 
 from __future__ import annotations
@@ -33,18 +33,15 @@ class Placement:
 
     def choose(self, job, idle: list, waiting: list) -> object | None:
         """Which of the `idle` workers takes `job` now (None: wait)."""
-        if not job.prefix:  # it runs every cell: no template to go to
-            return worker_for(job, idle, waiting, self.holders)
-        nb = job.key.notebook
-        shared = nb not in self.in_full
 
-        def another() -> bool:
+        def another() -> bool:  # asked only for a job whose notebook has holders
+            nb = job.key.notebook
             n, total = self.spent.get(nb, (0, 0.0))
             now = sum(1 for other in waiting if other.prefix and other.key.notebook == nb)
             return worth_another(max(self.left.get(nb, 0), now), total / n if n else None,
                                  len(self.holders.get(nb, ())), self.made.get(nb))
 
-        return worker_for(job, idle, waiting, self.holders if shared else {}, another)
+        return worker_for(job, idle, waiting, self.holders, another)
 
     def taken(self, job, worker) -> bool:
         """`worker` takes `job`: whether the job makes its notebook's template there."""
