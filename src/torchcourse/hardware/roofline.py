@@ -65,6 +65,11 @@ def _memory_bound(intensity: float, machine: Machine, dtype: str) -> bool:
 
 # --------------------------------------------------------------------------- lines the notebook prints
 
+def threads_line(threads: int) -> str:
+    """The first cell's note of how many CPU threads PyTorch's operations use here, in the learner's language."""
+    return _("CPU threads PyTorch uses: {threads}").format(threads=threads)
+
+
 def add_timing(numel: int, seconds: float, per_element: float) -> str:
     """Section 1's line for an add of ``numel`` elements, in the learner's language: ``seconds`` per call (shown in
     microseconds) and ``per_element`` seconds per element (in nanoseconds), the numbers padded into columns."""

@@ -15,7 +15,15 @@ from dataclasses import dataclass
 
 import torch
 
+from torchcourse.i18n import gettext as _
+
 BACKENDS = ("auto", "gloo", "nccl")
+
+
+def distributed_line(available: bool) -> str:
+    """The first cell's note of whether this PyTorch build has ``torch.distributed`` (``dist.is_available()``), in
+    the learner's language; the value is printed as Python shows it."""
+    return _("torch.distributed available: {available}").format(available=available)
 
 
 @dataclass(frozen=True)

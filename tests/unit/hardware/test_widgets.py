@@ -204,6 +204,13 @@ def test_the_measurement_report_prints_in_the_learners_language(monkeypatch):
     assert busy.report().startswith("本机 CPU（2 个线程，实测）")
 
 
+def test_the_first_cells_thread_count_is_in_the_learners_language(monkeypatch):
+    monkeypatch.setenv("TORCHCOURSE_LANGUAGE", "en")
+    assert roofline.threads_line(12) == "CPU threads PyTorch uses: 12"
+    monkeypatch.setenv("TORCHCOURSE_LANGUAGE", "zh_CN")
+    assert roofline.threads_line(12) == "PyTorch 使用的 CPU 线程数：12"
+
+
 def test_the_lines_of_sections_1_and_4_print_in_the_learners_language(monkeypatch):
     """Sections 1, 2 (its ridge point) and 4 print through add_timing, ridge_line, ridge_table, paper_ridge_line and
     both_rules_line: in English as the cells printed them, in Chinese with the same numbers, the table aligned."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from torchcourse.parallel.devices import choose
+from torchcourse.parallel.devices import choose, distributed_line
 
 
 @pytest.mark.parametrize("local_rank", [0, 1, 3])
@@ -54,3 +54,11 @@ def test_bad_requests_are_named():
         choose("mpi", 0, 1, 0)
     with pytest.raises(ValueError, match="LOCAL_RANK 2"):
         choose("auto", 2, 2, 2)
+
+
+@pytest.mark.parametrize("available", [True, False])
+def test_the_first_cells_distributed_line_is_in_the_learners_language_with_pythons_value(monkeypatch, available):
+    monkeypatch.setenv("TORCHCOURSE_LANGUAGE", "en")
+    assert distributed_line(available) == f"torch.distributed available: {available}"
+    monkeypatch.setenv("TORCHCOURSE_LANGUAGE", "zh_CN")
+    assert distributed_line(available) == f"torch.distributed 是否可用：{available}"
