@@ -283,12 +283,14 @@ class Codec:
             if span > ELEMENTS_CAP or offset > ELEMENTS_CAP or span != _span(shape, stride):
                 raise LinkError("a tensor whose data does not match its shape")
             raw = base64.b64decode(b["data"])
-            elem = torch.empty((), dtype=dtype).element_size()
-            if len(raw) != span * elem:
+            if len(raw) != span * dtype.itemsize:
                 raise LinkError("a tensor whose data does not match its shape")
-            store = torch.empty(offset + span, dtype=dtype)
-            if span:
-                store[offset:] = torch.frombuffer(bytearray(raw), dtype=torch.uint8).view(dtype)
+            if offset == 0 and span:
+                store = torch.frombuffer(bytearray(raw), dtype=dtype).clone()  # a storage that can grow (resize_)
+            else:
+                store = torch.empty(offset + span, dtype=dtype)
+                if span:
+                    store[offset:] = torch.frombuffer(bytearray(raw), dtype=torch.uint8).view(dtype)
             t = torch.as_strided(store, shape, stride, offset)
         if b.get("rg") and (dtype.is_floating_point or dtype.is_complex):
             if b.get("leaf", True):

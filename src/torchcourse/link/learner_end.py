@@ -10,7 +10,7 @@ import torch
 
 from torchcourse.link.checker_end import _mutables
 from torchcourse.link.codec import Codec
-from torchcourse.link.wire import LinkError, recv_message, send_message, to_numpy
+from torchcourse.link.wire import LinkError, fingerprint, recv_message, send_message, to_numpy
 
 
 class LearnerEnd:
@@ -64,19 +64,20 @@ class LearnerEnd:
         except Exception as exc:
             return {"raised": codec.encode(exc)}
         flat = _mutables((args, kwargs))
+        kept = [fingerprint(v) for v in flat]
         before = self._rng_state()
         try:
             with quiet():
                 result = fn(*args, **kwargs)
         except BaseException as exc:  # the learner's exception is data for the checker; an interrupt too
-            return {"raised": codec.encode(exc), "after": self._after(flat), "moved": self._moved(before)}
+            return {"raised": codec.encode(exc), "after": self._after(flat, kept), "moved": self._moved(before)}
         moved = self._moved(before)
         codec.args = flat
         try:
             encoded = self._handle(result) if request.get("keep") is True else self._encode(codec, result)
         except Exception as exc:
-            return {"raised": codec.encode(exc), "after": self._after(flat), "moved": moved}
-        return {"result": encoded, "after": self._after(flat), "moved": moved}
+            return {"raised": codec.encode(exc), "after": self._after(flat, kept), "moved": moved}
+        return {"result": encoded, "after": self._after(flat, kept), "moved": moved}
 
     def _moved(self, before) -> bool:
         return self._bytes(before).tobytes() != self._bytes(self._rng_state()).tobytes()
@@ -84,10 +85,15 @@ class LearnerEnd:
     def _encode(self, codec: Codec, value: Any) -> Any:
         return codec.encode(value)
 
-    def _after(self, flat: list) -> list:
+    def _after(self, flat: list, kept: list) -> list:
+        """Each argument's state after the call, for the checker to write into its own: None where the call
+        left it as it came (the checker then has nothing to write), or where it cannot be sent."""
         codec = Codec(handles=self._handle)
         out = []
-        for v in flat:
+        for v, was in zip(flat, kept):
+            if was is not None and fingerprint(v) == was:
+                out.append(None)
+                continue
             try:
                 out.append(codec.encode(v))
             except Exception:
@@ -95,15 +101,19 @@ class LearnerEnd:
         return out
 
 
-def quiet_warnings():
-    ctx = warnings.catch_warnings()
+class _Quiet:
+    """Learner code called by the checker warns nobody: its warnings are not the cell's output."""
 
-    class _Quiet:
-        def __enter__(self):
-            ctx.__enter__()
-            warnings.simplefilter("ignore")
+    def __init__(self) -> None:
+        self.ctx = warnings.catch_warnings()
 
-        def __exit__(self, *exc):
-            return ctx.__exit__(*exc)
+    def __enter__(self) -> None:
+        self.ctx.__enter__()
+        warnings.simplefilter("ignore")
 
+    def __exit__(self, *exc):
+        return self.ctx.__exit__(*exc)
+
+
+def quiet_warnings() -> _Quiet:
     return _Quiet()

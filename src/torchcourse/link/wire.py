@@ -97,14 +97,33 @@ def _storage_span(t: torch.Tensor) -> int:
     return 1 + sum((n - 1) * s for n, s in zip(t.shape, stride(t)))
 
 
-def _tensor_bytes(t: torch.Tensor) -> tuple[str, int]:
-    """The elements a tensor's view covers, from its storage offset on, as base64; and their count."""
+def _raw_bytes(t: torch.Tensor) -> tuple[bytes, int]:
+    """The elements a tensor's view covers, from its storage offset on, as bytes; and their count."""
     span = _storage_span(t)
     if span > ELEMENTS_CAP:
         raise NotSendable(f"a tensor over {ELEMENTS_CAP} elements")
     flat = clone(as_strided(detach(t), (span,), (1,), storage_offset(t)))
-    data = to_numpy(view(flat, torch.uint8)).tobytes() if span else b""
+    return (to_numpy(view(flat, torch.uint8)).tobytes() if span else b""), span
+
+
+def _tensor_bytes(t: torch.Tensor) -> tuple[str, int]:
+    """The elements a tensor's view covers, from its storage offset on, as base64; and their count."""
+    data, span = _raw_bytes(t)
     return base64.b64encode(data).decode(), span
+
+
+def fingerprint(v: Any) -> tuple | None:
+    """Everything of a tensor or array that a call could change in place and the other side would see: its
+    type, dtype, shape, strides, offset, autograd flags, elements and gradient. Two equal fingerprints: the
+    same value. None when it cannot be taken."""
+    try:
+        if type(v) is np.ndarray:
+            return ("nd", v.dtype.str, v.shape, v.strides, np.ascontiguousarray(v).tobytes())
+        grad = v.grad if v.is_leaf else None  # .grad of a non-leaf only warns
+        return (type(v), v.dtype, tuple(v.shape), stride(v), storage_offset(v), v.requires_grad, v.is_leaf,
+                _raw_bytes(v)[0], None if grad is None else fingerprint(grad))
+    except Exception:
+        return None
 
 
 def _dtype(name: str) -> torch.dtype:
