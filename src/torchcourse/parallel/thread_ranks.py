@@ -51,11 +51,25 @@ def run_ranks(world_size: int, fn: Callable[[int, Any], Any], *, timeout_s: floa
     results: list = [None] * world_size
     errors: dict[int, BaseException] = {}
     returned = [threading.Event() for _ in range(world_size)]
+    made = threading.Barrier(world_size)
+    unmade: list[int] = []
 
     def rank_main(rank: int) -> None:
         group = None
         try:
-            group = dist.ProcessGroupGloo(store, rank, world_size, timedelta(seconds=timeout_s))
+            try:
+                group = dist.ProcessGroupGloo(store, rank, world_size, timedelta(seconds=timeout_s))
+            except BaseException:
+                unmade.append(rank)
+                raise
+            finally:
+                # No rank uses or closes its group before every rank has made its own. gloo connects a group
+                # without a barrier: a rank whose connections were all made could return and close them (a run
+                # that calls no collective, or one that fails at once) while a peer was still finishing the
+                # same connection, which then failed there ("Connection closed by peer").
+                made.wait(timeout_s + 5.0)
+            if unmade:  # the group is not whole: its error is the caller's, and fn does not run
+                return
             results[rank] = fn(rank, group)
         except BaseException as exc:  # reported by the caller's thread, which the learner sees
             # A traceback keeps its frames' variables, the group among them (fn's argument), and so gloo's

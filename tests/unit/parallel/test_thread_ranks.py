@@ -102,9 +102,27 @@ def test_a_script_that_ends_right_after_a_run_exits_cleanly():
               "for n in (2, 3, 4):\n    run_ranks(n, lambda rank, group: group.size())\nprint('ran')\n")
     for _ in range(3):
         done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
-        # gloo's own connect can fail on a loaded machine ("Connection closed by peer" while a group is made, a
-        # known flake of ProcessGroupGloo's): a run that raised so is not what this test is about
-        if done.returncode == 1 and "connectFullMesh failed" in done.stderr:
-            continue
         assert "terminate called" not in done.stderr, done.stderr[-2000:]
         assert (done.returncode, done.stdout.strip()) == (0, "ran"), done.stderr[-2000:]
+
+
+def test_ranks_that_return_at_once_never_break_a_connection_a_peer_is_still_making():
+    """A rank whose own connections are made could return and close its group while a peer was still finishing
+    one of them, which then failed there ("Connection closed by peer"): on a busy machine, a percent or two of
+    such runs. No rank runs fn before every rank's group is made. The machine is made busy here, for real."""
+    busy = [subprocess.Popen(["sh", "-c", "while :; do :; done"]) for _ in range(os.cpu_count() or 2)]
+    try:
+        failed = []
+        for k in range(600):
+            try:
+                run_ranks(2 + k % 3, lambda rank, group: group.size(), timeout_s=10.0)
+            except (RuntimeError, TimeoutError) as exc:
+                failed.append(str(exc)[:200])
+                if len(failed) == 3:
+                    break
+    finally:
+        for p in busy:
+            p.kill()
+            p.wait()
+    assert failed == []
+
