@@ -8,12 +8,20 @@ table differs from a fresh generation, so the two pages cannot disagree.
 
     python book/errata_table.py           # rewrite the table in docs/syllabus.md
     python book/errata_table.py --check   # only say whether it is up to date (exit 1 if not)
+    python book/errata_table.py --quotes FOLDER
+        # is every row's quote in the published text? FOLDER: a copy of its chapter (source["url"]),
+        # one <section>.md per section
+
+Each row quotes, beside the correction, the note's own words as the published text it follows has them
+(the file's ``source``): verbatim fragments of one section. The published text is not part of the course,
+so the fragments are checked against a copy of it when they are written or changed, not by the tests.
 """
 
 from __future__ import annotations
 
 import re
 import sys
+import unicodedata
 from pathlib import Path
 from typing import Any
 
@@ -40,11 +48,17 @@ def load(path: Path = ERRATA) -> list[dict[str, Any]]:
     return list(data["errata"])
 
 
+def source(path: Path = ERRATA) -> dict[str, Any]:
+    """What the rows quote: the published text the note follows (title, url, commit, license, sections)."""
+    return dict(yaml.safe_load(path.read_text(encoding="utf-8"))["source"])
+
+
 def problems(rows: list[dict[str, Any]]) -> list[str]:
     """What is wrong with the rows, one sentence each: ids ``E<n>`` and unique, a chapter of the course, both
     texts."""
     found: list[str] = []
     seen: set[str] = set()
+    sections = source()["sections"]
     for i, row in enumerate(rows):
         rid = row.get("id")
         where = f"row {i + 1} ({rid!r})"
@@ -58,6 +72,32 @@ def problems(rows: list[dict[str, Any]]) -> list[str]:
         for key in ("note", "truth"):
             if type(row.get(key)) is not str or not row[key].strip():
                 found.append(f"{where}: '{key}' must be a non-empty string")
+        quote = row.get("quote")
+        if type(quote) is not list or not all(type(q) is str and q.strip() for q in quote):
+            found.append(f"{where}: 'quote' must be a list of the note's words (empty: not in the published text)")
+        elif quote and row.get("section") not in sections:
+            found.append(f"{where}: 'section' must name the quoted section, one of {', '.join(sections)}")
+    return found
+
+
+def _plain(text: str) -> str:
+    # The published text's own compatibility ideographs (U+F900-) are the same characters; its markdown emphasis
+    # and line breaks are not words.
+    return " ".join(unicodedata.normalize("NFC", text).replace("**", "").split())
+
+
+def missing_quotes(rows: list[dict[str, Any]], folder: Path) -> list[str]:
+    """Each fragment of a row's quote that its section's file in `folder` does not contain, as a sentence."""
+    texts: dict[str, str] = {}
+    found = []
+    for row in rows:
+        for fragment in row.get("quote") or []:
+            section = str(row.get("section"))
+            if section not in texts:
+                path = folder / f"{section}.md"
+                texts[section] = _plain(path.read_text(encoding="utf-8")) if path.exists() else ""
+            if _plain(fragment) not in texts[section]:
+                found.append(f"{row['id']}: not in {section}.md: {fragment}")
     return found
 
 
@@ -88,6 +128,10 @@ def main(argv: list[str] | None = None) -> int:
     if wrong:
         print("book/errata.yml:\n  " + "\n  ".join(wrong), file=sys.stderr)
         return 1
+    if len(args) == 2 and args[0] == "--quotes":
+        absent = missing_quotes(rows, Path(args[1]))
+        print("\n".join(absent) or f"every quote is in {args[1]} ({sum(len(r['quote']) for r in rows)} fragments)")
+        return 1 if absent else 0
     current = SYLLABUS.read_text(encoding="utf-8")
     fresh = render(current, rows)
     if args == ["--check"]:

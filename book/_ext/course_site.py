@@ -305,20 +305,35 @@ class CourseGlossary(_GeneratedMarkdown):
         return "\n".join(rows)
 
 
+def _quoted(row: dict, chinese: bool) -> str:
+    """The note's own words for an erratum, from the published text it follows: fragments that are code (no
+    Chinese in them) as code, the others as text."""
+    fragments = [f"`{q}`" if not _CJK.search(q) else q for q in row.get("quote") or []]
+    if not fragments:
+        return "公开的原文中没有这句。" if chinese else "Not in the published source text."
+    quote = "".join(f"「{f}」" for f in fragments)
+    return f"原文（{row['section']}）：{quote}" if chinese else f"Source text ({row['section']}): {quote}"
+
+
 class CourseErrata(_GeneratedMarkdown):
-    """The errata table from book/errata.yml: what the source note gets wrong."""
+    """The errata table from book/errata.yml: what the source note gets wrong, its own words beside it."""
 
     def markdown(self) -> str:
         data = yaml.safe_load((BOOK / "errata.yml").read_text(encoding="utf-8"))
         self.env.note_dependency(str(BOOK / "errata.yml"))
         chinese, translate = _chinese(self.env), _book_lookup(self.env, "errata")
-        rows = [ERRATA_HEAD_ZH if chinese else "| id | the note says | what is true | where |", "|---|---|---|---|"]
+        src = data["source"]
+        cited = (f"{'原文出处' if chinese else 'Source text'}: [{src['title']}]({src['url']}), commit "
+                 f"`{src['commit'][:7]}` ({src['date']}), {src['license'].split(' (')[0]}.")
+        rows = [cited, "", ERRATA_HEAD_ZH if chinese else "| id | the note says | what is true | where |",
+                "|---|---|---|---|"]
         for row in data["errata"]:
             # Taught where the chapter names the row ("E3") or, failing that, where its keywords appear.
             doc = first_doc_with(self.env, row["chapter"], [re.compile(rf"\b{row['id']}\b")])
             if doc is None and row.get("keywords"):
                 doc = first_doc_with(self.env, row["chapter"], [_misconception_box(row["keywords"])])
-            rows.append(f"| {row['id']} | {_cell(translate(row['note']))} | {_cell(translate(row['truth']))} | "
+            said = f"{translate(row['note'])} {_quoted(row, chinese)}"
+            rows.append(f"| {row['id']} | {_cell(said)} | {_cell(translate(row['truth']))} | "
                         f"{_where(row['chapter'], doc, chinese)} |")
         return "\n".join(rows)
 

@@ -82,14 +82,38 @@ def test_errata_rows_have_an_id_and_a_chapter():
     assert _errata_table().problems(rows) == []
 
 
+def test_every_erratum_but_two_quotes_the_notes_words_in_chinese():
+    """Each row shows the note's wording from the published text it follows; E33 and E34 are claims that text
+    does not make (the quotes themselves are checked against it by `book/errata_table.py --quotes`)."""
+    errata_table = _errata_table()
+    rows = errata_table.load()
+    assert [r["id"] for r in rows if not r["quote"]] == ["E33", "E34"]
+    for row in rows:
+        if row["quote"]:
+            assert re.search("[\u4e00-\u9fff]", "".join(row["quote"])) or row["id"] in ("E1", "E8", "E11"), row
+    assert errata_table.source()["commit"] in errata_table.source()["url"]
+
+
+def test_the_quote_check_finds_words_the_published_text_does_not_have(tmp_path):
+    errata_table = _errata_table()
+    (tmp_path / "2.1 张量.md").write_text("它的核心是一个**数据容器**，\n多数情况下，它包含数字。\n", encoding="utf-8")
+    rows = [{"id": "E1", "section": "2.1 张量", "quote": ["它的核心是一个数据容器， 多数情况下", "它包含字符串"]},
+            {"id": "E2", "section": "2.2 自动求导", "quote": ["梯度"]}, {"id": "E3", "quote": []}]
+    assert errata_table.missing_quotes(rows, tmp_path) == ["E1: not in 2.1 张量.md: 它包含字符串",
+                                                           "E2: not in 2.2 自动求导.md: 梯度"]
+
+
 def test_the_generator_refuses_bad_rows_and_a_page_without_markers():
     errata_table = _errata_table()
-    good = {"id": "E1", "chapter": 1, "note": "says", "truth": "is"}
-    assert errata_table.problems([good]) == []
+    good = {"id": "E1", "chapter": 1, "note": "says", "truth": "is", "section": "2.1 张量", "quote": ["原话"]}
+    assert errata_table.problems([good, {**good, "id": "E2", "quote": [], "section": None}]) == []
     bad = [good, dict(good), {**good, "id": "E01"}, {**good, "id": "X2"}, {**good, "id": "E3", "chapter": 5},
-           {**good, "id": "E4", "chapter": "1"}, {**good, "id": "E5", "truth": " "}]
+           {**good, "id": "E4", "chapter": "1"}, {**good, "id": "E5", "truth": " "},
+           {**good, "id": "E6", "quote": "原话"}, {**good, "id": "E7", "quote": [" "]},
+           {**good, "id": "E8", "section": "3.1"}]
     found = errata_table.problems(bad)
-    assert len(found) == 6 and "used twice" in found[0], found
+    assert len(found) == 9 and "used twice" in found[0], found
+    assert "'quote'" in found[6] and "'quote'" in found[7] and "'section'" in found[8], found[6:]
     table = errata_table.table([{**good, "note": "a | b\nc"}])
     assert table.splitlines()[-1] == "| E1 | 1 | a \\| b c | is |"
     with pytest.raises(ValueError):

@@ -288,6 +288,10 @@ def test_errata_page_has_every_row(learner_site):
     for e, row in zip(errata, rows):
         if e["chapter"] not in written:
             assert f"taught in chapter {e['chapter']}" in row and "href" not in row
+        # the note's own words beside it: each fragment, code as code
+        shown = html.unescape(re.sub(r"<[^>]+>", "", row))
+        assert all(q in shown for q in e["quote"]), (e["id"], shown)
+        assert ("Source text (" if e["quote"] else "Not in the published source text.") in shown
 
 
 def test_landing_page_maps_all_four_chapters(learner_site):

@@ -92,7 +92,8 @@ def test_the_sites_own_pages_are_in_chinese(chinese_site):
         assert title and f"<h1>{html.escape(title)}" in text, f"{page}: not its Chinese title"
     glossary = (chinese_site.html / "book" / "glossary.html").read_text(encoding="utf-8")
     assert "含义" in glossary and "一块有类型的 n 维数字" in glossary
-    assert "在哪里" in (chinese_site.html / "book" / "errata.html").read_text(encoding="utf-8")
+    errata = (chinese_site.html / "book" / "errata.html").read_text(encoding="utf-8")
+    assert "在哪里" in errata and "原文（2.4 AI硬件加速设备）：「截至目前，谷歌已经发行了四代TPU芯片。」" in errata
 
 
 def test_the_chinese_build_executes_nothing_and_shows_the_same_outputs(learner_site, chinese_site):
