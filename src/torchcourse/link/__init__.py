@@ -11,7 +11,8 @@ checks cell never travels: it runs in the checker.
 What the checker decodes is data it owns. A result that shares memory with an argument is decoded as a
 view of the checker's own argument (so "is it a view?" is measured in memory the checker owns), and each
 argument's state after the call (values, ``requires_grad``, ``grad``) is written back into the checker's
-own object, so "did the call change its input?" is too.
+own object, so "did the call change its input?" is too. An argument the call left as it came (the learner's
+side compares everything the checker would see, before and after) comes back as nothing to write.
 
 Outside the grader (a learner's kernel, plain nbgrader) nothing here is used: answers are plain functions.
 """
