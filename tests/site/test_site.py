@@ -291,7 +291,7 @@ def test_errata_page_has_every_row(learner_site):
         # the note's own words beside it: each fragment (its code spans shown as code)
         shown = html.unescape(re.sub(r"<[^>]+>", "", row))
         assert all(q.replace("`", "") in shown for q in e["quote"]), (e["id"], shown)
-        assert all(f"<code" in row for q in e["quote"] if "`" in q or not re.search("[\u4e00-\u9fff]", q)), row
+        assert all("<code" in row for q in e["quote"] if "`" in q or not re.search("[\u4e00-\u9fff]", q)), row
         assert ("Source text (" if e["quote"] else "Not in the published source text.") in shown
 
 
