@@ -97,13 +97,15 @@ def _inner_limit(w, shell, folder: Path, cells: list[str], png: bool) -> dict:
         w.child._seed_everything(1234)
         wall = cpu = 0.0
         failed = 0
+        walls = []
         for source in cells:
             w.shell.COLLECT.reset()
             t, c = time.perf_counter(), time.process_time()
             failed += not shell.run_cell(source, store_history=True).success
-            wall += time.perf_counter() - t
+            walls.append(time.perf_counter() - t)
+            wall += walls[-1]
             cpu += time.process_time() - c
-        return {"wall": wall, "cpu": cpu, "failed": failed}
+        return {"wall": wall, "cpu": cpu, "failed": failed, "walls": walls}
 
     return _fork(child)
 
@@ -273,9 +275,10 @@ def _code_cells(path: Path) -> list[str]:
     return [c.source for c in nb.cells if c.cell_type == "code"]
 
 
-def limit(chapter: str, repeat: int = 3, solutions: Path = REPO / "solutions") -> dict[str, dict[str, float]]:
+def limit(chapter: str, repeat: int = 3, solutions: Path = REPO / "solutions") -> dict[str, dict]:
     """notebook -> {"png", "nopng", "png_cpu", "nopng_cpu"}: seconds of its solution's cells in a warm
-    single-threaded process (median of `repeat`), and "*" for the chapter (their sum)."""
+    single-threaded process (median of `repeat`), and "*" for the chapter (their sum); each notebook's
+    "png_cells" and "nopng_cells" are its code cells' seconds, each the median of its `repeat` runs."""
     folder = solutions / chapter
     task = {"folder": str(folder), "repeat": repeat, "jobs": [],
             "limit": [{"name": p.stem, "cells": _code_cells(p)} for p in sorted(folder.glob("*.ipynb"))]}
@@ -288,8 +291,9 @@ def limit(chapter: str, repeat: int = 3, solutions: Path = REPO / "solutions") -
                 raise RuntimeError(f"{name}: the solution's cells did not all run: {runs}")
             row[mode] = statistics.median(r["wall"] for r in runs)
             row[mode + "_cpu"] = statistics.median(r["cpu"] for r in runs)
+            row[mode + "_cells"] = [statistics.median(cell) for cell in zip(*(r["walls"] for r in runs))]
         out[name] = row
-    out["*"] = {k: sum(r[k] for r in out.values()) for k in next(iter(out.values()))}
+    out["*"] = {k: sum(r[k] for r in out.values()) for k, v in next(iter(out.values())).items() if type(v) is float}
     return out
 
 

@@ -88,24 +88,29 @@ def scores(root: Path, chapter: str) -> dict[str, float]:
         return {s.student.id: float(s.score) for s in gb.assignment_submissions(chapter)}
 
 
-def openings(dest: Path, chapter: str) -> Path:
-    """A solutions folder whose notebooks stop before their first answer cell (what a template runs), with the
-    chapter's other files beside them: `grading_breakdown.limit` on it times the openings."""
+def opening_counts(chapter: str) -> dict[str, int]:
+    """notebook -> how many of its solution's code cells come before its first answer cell (what a template
+    runs), as the grader counts them."""
     from grader.autograde import opening
     from grader.sanitise import Sanitised
 
-    src, out = REPO / "solutions" / chapter, dest / "solutions" / chapter
-    shutil.copytree(src, out)
-    for path in sorted(out.glob("*.ipynb")):
+    counts = {}
+    for path in sorted((REPO / "solutions" / chapter).glob("*.ipynb")):
         nb = nbformat.read(str(path), as_version=4)
         code = [i for i, c in enumerate(nb.cells) if c.cell_type == "code"]
         points = grade_points(nb)
         grades = {g: code.index(i) for i, c in enumerate(nb.cells) if c.cell_type == "code"
                   for g in [c.metadata.get("nbgrader", {}).get("grade_id")] if g in points}
-        n = len(opening(Sanitised(nb, code, grades, points, [])))
-        nb.cells = [c for i, c in enumerate(nb.cells) if c.cell_type != "code" or code.index(i) < n]
-        write(nb, path)
-    return dest / "solutions"
+        counts[path.stem] = len(opening(Sanitised(nb, code, grades, points, [])))
+    return counts
+
+
+def split_at_openings(lim: dict[str, dict], counts: dict[str, int]) -> tuple[float, float]:
+    """(the openings' seconds, the rest's) of one `grading_breakdown.limit` run, cell by cell: both from the
+    same runs of the same cells, so the rest is never the difference of two measurements."""
+    heads = sum(sum(row["png_cells"][:counts[nb]]) for nb, row in lim.items() if nb != "*")
+    rest = sum(sum(row["png_cells"][counts[nb]:]) for nb, row in lim.items() if nb != "*")
+    return heads, rest
 
 
 def _grader(root: Path, chapter: str, workers: int | None, scheduler: str | None = None, certs: Path | None = None,
@@ -196,12 +201,14 @@ def main() -> int:
 
         # Both limits just before the grader runs and again just after it (the host's speed drifts by tens of
         # percent over minutes here): the grader is held against their means.
-        lims = [limit(args.chapter)["*"]]
+        runs = [limit(args.chapter)]
         together = [parallel_limit(args.chapter, cores)]
         g = _grader(b, args.chapter, args.workers, prefix=not args.no_prefix)
         together.append(parallel_limit(args.chapter, cores))
-        lims.append(limit(args.chapter)["*"])
-        heads = limit(args.chapter, solutions=openings(tmp / "openings", args.chapter))["*"]
+        runs.append(limit(args.chapter))
+        lims = [run["*"] for run in runs]
+        counts = opening_counts(args.chapter)
+        head, rest = (sum(x) / len(runs) for x in zip(*(split_at_openings(run, counts) for run in runs)))
         lim = {k: sum(x[k] for x in lims) / len(lims) for k in lims[0]}
         floor = args.n * lim["png"] / cores
         per_sub = sum(together) / len(together)
@@ -218,12 +225,12 @@ def main() -> int:
               flush=True)
         ratio = g["grading"] / floor
         workers = args.workers or cores
-        rest = lim["png"] - heads["png"]
-        floor_prefix = (heads["png"] + args.n * rest) / cores
-        print(f"the openings (cells before each notebook's first answer cell): {heads['png']:.3f} s of the "
-              f"{lim['png']:.3f} s ({100 * heads['png'] / lim['png']:.0f} %); limit from templates, the openings once "
-              f"+ N x the rest, over the cores: {floor_prefix:.1f} s (were each opening run on every one of the "
-              f"{workers} workers: {(workers * heads['png'] + args.n * rest) / cores:.1f} s)")
+        floor_prefix = (head + args.n * rest) / cores
+        print(f"the openings (cells before each notebook's first answer cell): {head:.3f} s of the "
+              f"{head + rest:.3f} s ({100 * head / (head + rest):.0f} %, cell by cell in the same runs); limit from "
+              f"templates, the openings once + N x the rest ({rest:.3f} s), over the cores: {floor_prefix:.1f} s "
+              f"(were each opening run on every one of the {workers} workers: "
+              f"{(workers * head + args.n * rest) / cores:.1f} s)")
         if not args.no_prefix:
             print(f"  grading / limit from templates:    {g['grading'] / floor_prefix:8.2f} x   (target <= 1.25)")
             print(f"  grading / all-cells limit:         {ratio:8.2f} x   (target < 0.35)")
