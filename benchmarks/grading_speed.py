@@ -24,8 +24,8 @@ it has): a quarter fully correct, the rest with one or two plausible wrong answe
 * with --dask, the same on a TLS Dask scheduler and two single-threaded `dask worker` processes
   (tests/helpers/dask_cluster.py; benchmarks/cluster_grading.py compares them with the local pool);
 * the limit of grading from templates (grader/inside/template.py): each notebook's cells before its first answer
-  cell (its opening) once, plus N x the rest, over the cores (the same warm-process measure on the solutions
-  cut at their first answer cell); the grader against it and against the all-cells limit, which notebooks ran
+  cell (its opening) once, plus N x the rest, over the cores (the limit's own runs, split cell by cell at each
+  notebook's first answer cell); the grader against it and against the all-cells limit, which notebooks ran
   every cell and why, and what each notebook's template held in memory (its RSS and PSS, and what it holds
   that the worker does not share: its private pages and temp space). `--no-prefix` grades every cell instead.
 
