@@ -72,7 +72,7 @@ def problems(rows: list[dict[str, Any]]) -> list[str]:
         for key in ("note", "truth"):
             if type(row.get(key)) is not str or not row[key].strip():
                 found.append(f"{where}: '{key}' must be a non-empty string")
-        quote = row.get("quote")
+        quote = row.get("quote", [])  # none yet: shown as not quoted
         if type(quote) is not list or not all(type(q) is str and q.strip() for q in quote):
             found.append(f"{where}: 'quote' must be a list of the note's words (empty: not in the published text)")
         elif quote and row.get("section") not in sections:
@@ -130,7 +130,8 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     if len(args) == 2 and args[0] == "--quotes":
         absent = missing_quotes(rows, Path(args[1]))
-        print("\n".join(absent) or f"every quote is in {args[1]} ({sum(len(r['quote']) for r in rows)} fragments)")
+        fragments = sum(len(r.get("quote", [])) for r in rows)
+        print("\n".join(absent) or f"every quote is in {args[1]} ({fragments} fragments)")
         return 1 if absent else 0
     current = SYLLABUS.read_text(encoding="utf-8")
     fresh = render(current, rows)
