@@ -30,6 +30,15 @@ def _notes(notes) -> list[str]:
 TEMPLATE_FIGURES = ("template_seconds", "template_cpu_seconds", "cells", "private_kb", "pss_kb", "rss_kb")
 
 
+@dataclass(frozen=True)
+class Cut:
+    """Where a notebook's template stops short of its opening: the cells before `cells`, because running cell
+    `cells` there left a thread (`why`, as the worker that found it said). Learnt from one worker's job, it
+    spares the others the finding: a full opening run and a second's wait for the thread to end."""
+    cells: int
+    why: str
+
+
 def _prefix(prefix) -> dict:
     """What the worker said of the job's template (grader/inside/templates.py), bounded."""
     if type(prefix) is not dict:
@@ -96,20 +105,25 @@ def split_cells(cells: list[str], watch) -> list[dict]:
     return out
 
 
-def prefix_file(prefix: list[str], seed: int, files: dict[str, bytes] | None) -> dict:
+def prefix_file(prefix: list[str], seed: int, files: dict[str, bytes] | None, cut: Cut | None = None) -> dict:
     """prefix.json: the release's cells before the notebook's first answer cell, which the worker runs once in a
     template and forks this job's child from (grader/inside/template.py). Its key names what the template's
     state depends on (the cells and the chapter's data files); its batch, a hash of the grading seed (never the
-    seed: the worker's memory is every child's), ends a warm worker's templates of an earlier batch."""
+    seed: the worker's memory is every child's), ends a warm worker's templates of an earlier batch. `cut`: what
+    another worker found making this template, that its cells from `cut.cells` on leave a thread running."""
     h = hashlib.sha256(json.dumps(prefix).encode())
     for name, data in sorted((files or {}).items()):
         h.update(b"\0" + name.encode() + b"\0" + hashlib.sha256(data).digest())
     batch = hashlib.sha256(f"torchcourse-batch:{seed}".encode()).hexdigest()
-    return {"key": h.hexdigest(), "cells": list(prefix), "batch": batch}
+    out = {"key": h.hexdigest(), "cells": list(prefix), "batch": batch}
+    if cut is not None:
+        out["cut"] = {"cells": cut.cells, "why": cut.why}
+    return out
 
 
 def write_job(outside: Path, cells: list[str], seed: int, watch, files: dict[str, bytes] | None,
-              uid: int | None, prefix: list[str] | None = None, language: str | None = None) -> None:
+              uid: int | None, prefix: list[str] | None = None, language: str | None = None,
+              cut: Cut | None = None) -> None:
     """The job's folder as the worker reads it: job.json (root's only), prefix.json when the job may be forked
     from a template (root's only), the chapter's data files beside them (a name that is a path, or one of the
     job's own files, is skipped), all of it the job's uid's when it has one."""
@@ -117,7 +131,7 @@ def write_job(outside: Path, cells: list[str], seed: int, watch, files: dict[str
     (outside / "job.json").write_text(json.dumps(job))
     os.chmod(outside / "job.json", 0o600)
     if prefix:
-        (outside / "prefix.json").write_text(json.dumps(prefix_file(prefix, seed, files)))
+        (outside / "prefix.json").write_text(json.dumps(prefix_file(prefix, seed, files, cut)))
         os.chmod(outside / "prefix.json", 0o600)
     for fname, data in (files or {}).items():
         if "/" not in fname and fname not in (*JOB_FILES, ".", ".."):

@@ -6,12 +6,15 @@ holds its notebook's template; a worker that holds none of the waiting jobs' tem
 notebook has no template yet, or makes another template of a notebook only when that notebook's jobs still to
 come would keep its holders busy for more than twice what the template cost (`worth_another`). A notebook whose
 template cannot be forked (its jobs come back run in full) has no holders: its jobs go to any free worker.
+Where a worker's template stopped short of the opening (a cell there left a thread), the next workers to make
+one are told (`cuts`): they stop there at once, without running that cell and waiting for its thread to end.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
+from grader.job import Cut
 from grader.wire import RawResult
 
 
@@ -26,6 +29,7 @@ class Placement:
         self.spent: dict[str, tuple[int, float]] = {}  # its forked jobs (count, seconds), template making aside
         self.left: dict[str, int] = {}  # its jobs not taken yet, as the batch announced them
         self.in_full: set[str] = set()  # notebooks whose template could not be forked
+        self.cuts: dict[str, Cut] = {}  # where a notebook's template stopped short of its opening, once one did
 
     def expect(self, counts: dict[str, int] | None) -> None:
         """How many jobs of each notebook the next run will give (None: not known; the waiting ones count)."""
@@ -68,6 +72,8 @@ class Placement:
                 if type(v) in (int, float)]
         if raw.prefix.get("how") != "forked" or not made:
             return
+        if raw.prefix.get("shortened") and type(raw.prefix.get("cells")) is float:
+            self.cuts[nb] = Cut(int(raw.prefix["cells"]), raw.prefix["shortened"])
         # Its wall time, or its CPU where that was more (an opening's launched processes kept other cores busy,
         # from the other workers' jobs)
         self.made[nb] = max(self.made.get(nb, 0.0), *made)

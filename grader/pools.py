@@ -13,6 +13,7 @@ from collections.abc import Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 
+from grader.job import Cut
 from grader.placement import Placement
 from grader.sandbox import Limits, SandboxWorker
 from grader.wire import JobKey, RawResult, RunStatus
@@ -59,10 +60,10 @@ class LocalPool:
             self._give_back(w)
 
     def _one(self, job: Job) -> RawResult:
-        w, makes = self._take(job)
+        w, makes, cut = self._take(job)
         try:
             try:
-                answered = w.dispatch(job.cells, job.seed, job.watch, job.files, job.prefix, job.language)
+                answered = w.dispatch(job.cells, job.seed, job.watch, job.files, job.prefix, job.language, cut)
             finally:
                 self._give_back(w)  # the worker's next job runs while this one's results are read
             raw = w.collect(answered)
@@ -73,9 +74,9 @@ class LocalPool:
             self.changed.notify_all()  # a job that waited for its notebook's holders may now go elsewhere
         return raw
 
-    def _take(self, job: Job) -> tuple[SandboxWorker, bool]:
-        """An idle worker for `job` (`Placement.choose`), waiting for one if none is, and whether the job makes
-        its notebook's template there."""
+    def _take(self, job: Job) -> tuple[SandboxWorker, bool, Cut | None]:
+        """An idle worker for `job` (`Placement.choose`), waiting for one if none is, whether the job makes
+        its notebook's template there, and where another worker's template of it stopped short."""
         with self.changed:
             self.waiting.append(job)
             while (w := self.placement.choose(job, self.idle, self.waiting)) is None:
@@ -85,7 +86,7 @@ class LocalPool:
             makes = self.placement.taken(job, w)
             # One job fewer waits: a worker it wanted (and so kept from the others) may now suit another.
             self.changed.notify_all()
-            return w, makes
+            return w, makes, self.placement.cuts.get(job.key.notebook)
 
     def _give_back(self, w: SandboxWorker) -> None:
         with self.changed:

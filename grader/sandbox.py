@@ -33,7 +33,7 @@ from grader.course import LIBRARY_MODULE
 from grader.facilities import SandboxWarning, facilities, warn_missing
 from grader.inside.channel import descendants
 from grader.inside.policy import Limits
-from grader.job import Answered, parse_results, split_cells, write_job
+from grader.job import Answered, Cut, parse_results, split_cells, write_job
 from grader.wire import RawResult, RunStatus
 from grader.worker_start import Cgroups, remove_stale_jobs, start_worker
 
@@ -180,11 +180,11 @@ class SandboxWorker:
         return self.collect(self.dispatch(cells, seed, watch, files, prefix, language))
 
     def dispatch(self, cells: list[str], seed: int, watch: list[int] = (), files: dict[str, bytes] | None = None,
-                 prefix: list[str] | None = None, language: str | None = None) -> Answered:
+                 prefix: list[str] | None = None, language: str | None = None, cut: Cut | None = None) -> Answered:
         """`run`'s first half: the job runs and the worker answers. The worker is free for the next job when
         this returns; `collect` reads and removes what this job left (a pool does that while the next runs,
-        so the worker does not wait for it)."""
-        answered = self._dispatch(cells, seed, watch, files, prefix, language)
+        so the worker does not wait for it). `cut`: where another worker's template of this opening stopped."""
+        answered = self._dispatch(cells, seed, watch, files, prefix, language, cut)
         said = answered.reply.get("prefix")
         if prefix and type(said) is dict and said.get("how") == "again":
             # The worker could not run the job from its template (the opening was not the template's, or the
@@ -196,7 +196,7 @@ class SandboxWorker:
         return answered
 
     def _dispatch(self, cells: list[str], seed: int, watch, files: dict[str, bytes] | None,
-                  prefix: list[str] | None, language: str | None = None) -> Answered:
+                  prefix: list[str] | None, language: str | None = None, cut: Cut | None = None) -> Answered:
         if not self.alive():
             self.start()
         self.counter += 1
@@ -207,7 +207,7 @@ class SandboxWorker:
         answered = Answered(outside, results, len(cells), list(self.preload_errors))
         try:
             opening = prefix if self.prefix_ok(cells, watch, prefix) else None
-            write_job(outside, cells, seed, watch, files, self.uid, opening, language)
+            write_job(outside, cells, seed, watch, files, self.uid, opening, language, cut)
             inside = f"/jobs/{name}" if self.fac.bwrap else str(outside)
             spec = {"id": name, "dir": inside, "results": f"/jobs/{results.name}" if self.fac.bwrap else str(results),
                     "uid": self.uid, "gid": self.uid,

@@ -38,6 +38,15 @@ def take_prefix(jobdir: str) -> dict | None:
     return prefix if ok else None
 
 
+def _cut(prefix: dict) -> tuple[int, str] | None:
+    """prefix.json's `cut`, when sound: another worker's template of this opening stopped before cell `cells`
+    (one that left a thread running), so this worker's stops there at once."""
+    cut = prefix.get("cut")
+    if type(cut) is not dict or type(cut.get("cells")) is not int or type(cut.get("why")) is not str:
+        return None
+    return (cut["cells"], cut["why"]) if 0 < cut["cells"] < len(prefix["cells"]) else None
+
+
 def _threads(pid: int) -> int:
     """How many threads process `pid` runs now (1 if it cannot be read: the final check will tell)."""
     try:
@@ -251,11 +260,14 @@ class Templates:
             # exits: reaped, timed and killed here like any job's child. Set with the first template, so that a
             # worker that never makes one hands orphans to the sandbox's init, as before.
             _libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-        t = self._make(shell, snap, spec, key, prefix["cells"])
+        cells, shortened = prefix["cells"], ""
+        if cut := _cut(prefix):
+            cells, shortened = cells[:cut[0]], cut[1]
+        t = self._make(shell, snap, spec, key, cells)
         if t.forkable:  # its cells before the one that left a thread: a template of those serves the jobs
-            why = t.why
-            t = self._make(shell, snap, spec, key, prefix["cells"][:t.forkable])
-            t.shortened = why
+            shortened = t.why
+            t = self._make(shell, snap, spec, key, cells[:t.forkable])
+        t.shortened = shortened
         self.kept[key] = t
         self._fit()
         return t

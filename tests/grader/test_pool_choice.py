@@ -5,6 +5,7 @@ that no waiting job's template is on and that may make the job's."""
 
 from __future__ import annotations
 
+from grader.job import Cut
 from grader.placement import Placement, worker_for, worth_another
 from grader.pools import Job
 from grader.wire import JobKey, RawResult, RunStatus
@@ -111,3 +112,16 @@ def test_a_template_costs_its_cpu_where_its_launched_processes_spent_more_than_i
     p.learn(first, _ran("forked", 5.6, template_seconds=5.0, template_cpu=10.0), makes=True)
     p.learn(first, _ran("forked", 0.44, template_seconds=5.0, template_cpu=10.0), makes=False)
     assert p.choose(second, ["w1"], [second]) is None  # 39 x 0.44 s = 17 s: more than twice 5 s, not twice 10 s
+
+
+def test_where_one_workers_template_stopped_short_is_passed_to_the_next_that_makes_one():
+    p = Placement()
+    first, second = _job("s1", "nb-a"), _job("s1", "nb-b")
+    p.taken(first, "w0")
+    p.learn(first, _ran("forked", 0.5), makes=True)
+    assert p.cuts == {}  # its template held the whole opening
+    short = _ran("forked", 1.5)
+    short.prefix.update(cells=8.0, shortened="opening cell 8 left a thread running")
+    p.taken(second, "w0")
+    p.learn(second, short, makes=True)
+    assert p.cuts == {"nb-b": Cut(8, "opening cell 8 left a thread running")}

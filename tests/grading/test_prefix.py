@@ -259,6 +259,32 @@ def test_an_opening_cell_that_leaves_a_thread_shortens_the_template_to_the_cells
             assert _printed(raw, 2) == ["3 2"]  # the job's own thread, beside its main one
 
 
+def test_a_worker_told_where_another_workers_template_stopped_stops_there_at_once(sandbox_facilities):
+    """Where another worker found that an opening cell leaves a thread (the pool learnt it from that worker's
+    job: grader.placement), this worker makes its template of the cells before it straight away: it never runs
+    that cell in a template, so the job reports the cut it was given, and runs the cell itself."""
+    from grader.job import Cut
+    from grader.sandbox import SandboxWorker
+
+    if not (sandbox_facilities.drop_uid and sandbox_facilities.job_ns):
+        pytest.skip("no uid or namespaces of a job's own here: " + "; ".join(sandbox_facilities.missing))
+    threaded = "import threading, time\nthreading.Thread(target=time.sleep, args=(60,), daemon=True).start()\nb = 2"
+    count = "import os\nprint(a + b, len(os.listdir('/proc/self/task')))"
+    cells = ["a = 1", threaded, count]
+    told = Cut(1, "opening cell 1 left a thread running, on the worker that found it")
+    with SandboxWorker() as w:
+        for cut in (told, None):  # the second job is forked from the template the first made
+            raw = w.collect(w.dispatch(cells, 7, [], None, cells[:2], None, cut))
+            assert raw.prefix.get("how") == "forked", raw.prefix
+            assert raw.prefix.get("cells") == 1 and raw.prefix.get("shortened") == told.why, raw.prefix
+            assert _printed(raw, 2) == ["3 2"]
+        # A cut that is not inside the opening is not one: the template holds the opening, as without it
+        plain = ["a = 1", "b = 2", "print(a + b)"]
+        raw = w.collect(w.dispatch(plain, 7, [], None, plain[:2], None, Cut(2, "beyond the opening")))
+        assert raw.prefix.get("cells") == 2 and "shortened" not in raw.prefix, raw.prefix
+        assert _printed(raw, 2) == ["3"]
+
+
 def test_a_thread_still_ending_after_its_cell_does_not_shorten_the_template(sandbox_facilities):
     """A thread that a cell started and that ends a moment after the cell (OpenMP's workers of a thread that ran
     torch operations do) leaves a process with one thread: the template keeps that cell and the ones after it."""
