@@ -51,8 +51,10 @@ CGROUP_HEADROOM_PIDS = 64
 # cgroups, whose headroom beyond a job's `mem_mb` is CGROUP_HEADROOM_MB.
 TEMPLATES_KEPT = 8
 TEMPLATES_MB = 256
-# Seconds a template waits, after an opening cell, for threads the cell ended to be gone (templates._one_thread_soon).
+# Seconds a template waits, after an opening cell, for threads the cell ended to be gone (templates._one_thread_soon):
+# at most THREADS_SETTLE, and no more than THREADS_QUIET while every thread left sleeps and none ends.
 THREADS_SETTLE = 1.0
+THREADS_QUIET = 0.25
 
 SETUP_TIMEOUT = 60.0          # seconds a child may take to set itself up before its first cell
 KILL_WAIT = 2.0               # seconds the worker waits for a job's killed processes to finish dying

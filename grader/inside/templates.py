@@ -14,7 +14,7 @@ import time
 from collections import OrderedDict
 
 from .confine import _libc
-from .policy import JOB_FILES, SETUP_TIMEOUT, TEMPLATES_KEPT, TEMPLATES_MB, THREADS_SETTLE
+from .policy import JOB_FILES, SETUP_TIMEOUT, TEMPLATES_KEPT, TEMPLATES_MB, THREADS_QUIET, THREADS_SETTLE
 
 PR_SET_CHILD_SUBREAPER = 36
 
@@ -55,15 +55,34 @@ def _threads(pid: int) -> int:
         return 1
 
 
-def _one_thread_soon(pid: int, within: float = THREADS_SETTLE) -> bool:
+def _asleep(pid: int) -> bool:
+    """Whether every thread of process `pid` but its main one is asleep (waiting, not running or ending)."""
+    try:
+        tids = [t for t in os.listdir(f"/proc/{pid}/task") if t != str(pid)]
+        states = []
+        for tid in tids:
+            with open(f"/proc/{pid}/task/{tid}/stat", "rb") as f:
+                states.append(f.read().rpartition(b")")[2].split()[0])
+    except (OSError, IndexError):
+        return False  # a thread went while we looked: not settled yet
+    return all(state == b"S" for state in states)
+
+
+def _one_thread_soon(pid: int, within: float = THREADS_SETTLE, quiet: float = THREADS_QUIET) -> bool:
     """Whether process `pid` is down to one thread, now or within `within` seconds. A thread a cell joined may
     still be leaving: OpenMP's workers for a thread that ran torch operations (nn.DataParallel's replicas on
-    threads) end after it, not with it, and a cell counted at once would cut the template there by chance."""
-    deadline = time.monotonic() + within
-    while _threads(pid) > 1:
-        if time.monotonic() >= deadline:
+    threads) end after it, not with it, and a cell counted at once would cut the template there by chance.
+    Threads that all sleep through `quiet` seconds while none ends are taken to stay (the Kineto profiler's
+    config thread waits for minutes): waiting the rest of `within` for them would leave a core idle."""
+    start = changed = time.monotonic()
+    seen = _threads(pid)
+    while seen > 1:
+        now = time.monotonic()
+        if now - start >= within or (now - changed >= quiet and _asleep(pid)):
             return False
         time.sleep(0.005)
+        if (n := _threads(pid)) != seen:
+            seen, changed = n, time.monotonic()
     return True
 
 

@@ -292,7 +292,7 @@ def test_a_thread_still_ending_after_its_cell_does_not_shorten_the_template(sand
 
     if not (sandbox_facilities.drop_uid and sandbox_facilities.job_ns):
         pytest.skip("no uid or namespaces of a job's own here: " + "; ".join(sandbox_facilities.missing))
-    ending = "import threading, time\nthreading.Thread(target=time.sleep, args=(0.2,), daemon=True).start()\nb = 2"
+    ending = "import threading, time\nthreading.Thread(target=time.sleep, args=(0.1,), daemon=True).start()\nb = 2"
     count = "import os\nprint(a + b, len(os.listdir('/proc/self/task')))"
     cells = ["a = 1", ending, "c = 3", count]
     with SandboxWorker() as w:
