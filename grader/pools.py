@@ -44,13 +44,13 @@ class LocalPool:
         self.changed = threading.Condition()
         self.waiting: list[Job] = []
         self.placement = Placement()  # where each job goes: where its notebook's template is
-        # Each worker process keeps to a CPU of its own when there are enough; its jobs get every CPU back
-        # (why: grader/inside/confine.py, _keep_to_cpu).
+        # Each worker process keeps to a CPU of its own when there are enough; its templates get every CPU back,
+        # and its jobs too unless every CPU has a worker (why: grader/inside/confine.py, _keep_to_cpu).
         cpus = sorted(os.sched_getaffinity(0))
         pin = self.n <= len(cpus)
         # Started side by side; each spends seconds importing torch.
-        self.all = [SandboxWorker(limits, slot, wait=False, preload=preload, cpu=cpus[slot] if pin else None)
-                    for slot in range(self.n)]
+        self.all = [SandboxWorker(limits, slot, wait=False, preload=preload, cpu=cpus[slot] if pin else None,
+                                  jobs_on_cpu=self.n == len(cpus)) for slot in range(self.n)]
         if wait:
             self.wait_ready()
 

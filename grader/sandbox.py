@@ -62,9 +62,10 @@ class SandboxWorker:
     """One warm worker process; `run` grades one notebook's cells at a time."""
 
     def __init__(self, limits: Limits | None = None, slot: int = 0, wait: bool = True,
-                 preload: tuple[str, ...] = (), cpu: int | None = None) -> None:
+                 preload: tuple[str, ...] = (), cpu: int | None = None, jobs_on_cpu: bool = False) -> None:
         self.limits = limits or Limits()
-        self.cpu = cpu  # the one CPU the worker process itself runs on (its jobs may use all): see LocalPool
+        self.cpu = cpu  # the one CPU the worker process itself runs on (its templates use all): see LocalPool
+        self.jobs_on_cpu = jobs_on_cpu  # and its jobs' processes too
         # The course library's modules the worker imports before any job (all of them when empty).
         self.preload = self.preload_of(preload)
         self.fac = facilities()
@@ -95,7 +96,7 @@ class SandboxWorker:
 
     def spawn(self) -> None:
         """Start the worker process (`worker_start.start_worker`); `wait_ready` waits for its ready line."""
-        self.proc = start_worker(self.fac.bwrap, self.jobs_root, self.preload, self.cpu, self.log)
+        self.proc = start_worker(self.fac.bwrap, self.jobs_root, self.preload, self.cpu, self.log, self.jobs_on_cpu)
         self.pending = b""  # what was read of the worker's stdout beyond the last whole line
 
     def wait_ready(self) -> None:

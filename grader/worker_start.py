@@ -133,15 +133,18 @@ def _bwrap_command(bwrap: str, jobs_root: Path) -> list[str]:
     return cmd + ["--clearenv"]
 
 
-def _worker_env(preload: tuple[str, ...] = (), cpu: int | None = None) -> dict[str, str]:
+def _worker_env(preload: tuple[str, ...] = (), cpu: int | None = None, jobs_on_cpu: bool = False) -> dict[str, str]:
     """The worker's whole environment; `preload`: the course library modules it imports before any job;
-    `cpu`: the CPU the worker process keeps to (its jobs get back every CPU it had)."""
+    `cpu`: the CPU the worker process keeps to (its templates get back every CPU it had, and its jobs too
+    unless `jobs_on_cpu`: grader/inside/confine.py, _keep_to_cpu)."""
     env = {"PATH": "/usr/bin:/bin", "HOME": "/tmp", "MPLCONFIGDIR": "/tmp/matplotlib", "IPYTHONDIR": "/tmp/ipython",
            "PYTHONDONTWRITEBYTECODE": "1", "MPLBACKEND": "Agg", "LANG": "C.UTF-8"}
     if preload:
         env["TORCHCOURSE_PRELOAD"] = ",".join(preload)
     if cpu is not None:
         env["TORCHCOURSE_WORKER_CPU"] = str(int(cpu))
+        if jobs_on_cpu:
+            env["TORCHCOURSE_JOBS_ON_WORKER_CPU"] = "1"
     return env
 
 
@@ -179,12 +182,12 @@ os.register_at_fork(after_in_child=lambda: globals().update(_SPAWNER=_Spawner())
 
 
 def start_worker(bwrap: str | None, jobs_root: Path, preload: tuple[str, ...], cpu: int | None,
-                 log) -> subprocess.Popen:
+                 log, jobs_on_cpu: bool = False) -> subprocess.Popen:
     """Start the worker process, from the spawner thread (see `_Spawner`), whichever thread asks: inside
     bubblewrap when `bwrap` is given, else as a plain child whose matplotlib and IPython folders sit beside
     `jobs_root` (the worker's owner removes them); its stderr goes to `log`."""
     python = str(Path(sys.prefix).resolve() / "bin" / "python")
-    worker_env = _worker_env(preload, cpu)
+    worker_env = _worker_env(preload, cpu, jobs_on_cpu)
     if bwrap:
         cmd = _bwrap_command(bwrap, jobs_root)
         for k, v in worker_env.items():

@@ -30,7 +30,7 @@ from inside.templates import Templates  # noqa: E402
 def main() -> None:
     _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # the grader died: so do we
     _oom_score("-1000")  # when a submission's cgroup runs out of memory, the kernel kills the job, not us
-    _keep_to_cpu(os.environ.get("TORCHCOURSE_WORKER_CPU"))
+    _keep_to_cpu(os.environ.get("TORCHCOURSE_WORKER_CPU"), os.environ.get("TORCHCOURSE_JOBS_ON_WORKER_CPU") == "1")
     shell = make_shell()
     snap = _snapshot()
     job_ns = _job_namespaces_here()

@@ -228,7 +228,7 @@ def _confine(spec: dict, base: int | None = None) -> None:
     """The limits, then the uid of the job: from here on the process can do only what the learner may."""
     _oom_score("0")
     if JOB_CPUS:
-        os.sched_setaffinity(0, JOB_CPUS)  # every CPU the worker had: a lesson's processes run as in Jupyter
+        os.sched_setaffinity(0, JOB_CPUS)  # see _keep_to_cpu
     _limits(spec, base)
     _drop(spec)
 
@@ -239,8 +239,8 @@ def _confine_template(spec: dict) -> int:
     nothing a fork's set-up needs (setresuid, mount, unshare without CLONE_NEWUSER). Returns the address space
     before the prefix runs, from which each fork's `mem_mb` counts."""
     _oom_score("0")
-    if JOB_CPUS:
-        os.sched_setaffinity(0, JOB_CPUS)
+    if TEMPLATE_CPUS:
+        os.sched_setaffinity(0, TEMPLATE_CPUS)
     base = _address_space()
     _limits({**spec, "uid": None}, base)  # no RLIMIT_NPROC: it would count the uid's jobs, not the template
     if _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
@@ -336,14 +336,21 @@ def _huge_pages() -> None:
             madvise(lo, hi - lo, MADV_COLLAPSE)  # a failure leaves the region as it was
 
 
-JOB_CPUS: set[int] = set()  # the CPUs a job runs on, when the worker keeps to one of them (see _keep_to_cpu)
+# The CPUs a job's processes and a template's run on, when the worker keeps to one CPU (see _keep_to_cpu).
+JOB_CPUS: set[int] = set()
+TEMPLATE_CPUS: set[int] = set()
 
 
-def _keep_to_cpu(cpu: str | None) -> None:
-    """Run the worker process on `cpu` alone (the grader's choice, one per worker); its jobs get back the
-    CPUs it had before. A job and the worker hand each other every cell and every line of results: with the
-    worker always on the CPU it last ran on, the hand-over rarely needs another CPU woken (about 70 us
-    here, in a virtual machine, against 4 us on one CPU). Nothing happens where the CPU cannot be set."""
+def _keep_to_cpu(cpu: str | None, jobs_too: bool = False) -> None:
+    """Run the worker process on `cpu` alone (the grader's choice, one per worker). A job and the worker hand
+    each other every cell and every line of results, and a checks cell's every request goes between the
+    learner's process and the checker (forked from the worker, on its CPU): on one CPU such a hand-over costs
+    about 4 us here, in a virtual machine, against about 70 us when it wakes another CPU.
+
+    The templates get back every CPU the worker had: their openings launch a lesson's processes (DDP's ranks),
+    which run as in Jupyter. A job's processes keep to the worker's CPU too with `jobs_too`, which the grader
+    gives when every CPU has a worker of its own: another CPU would be taken from another worker's job, and
+    its hand-overs would wake it. Otherwise they get every CPU too. Nothing happens where the CPU cannot be set."""
     if not cpu:
         return
     try:
@@ -351,7 +358,8 @@ def _keep_to_cpu(cpu: str | None) -> None:
         os.sched_setaffinity(0, {int(cpu)})
     except (OSError, ValueError):
         return
-    JOB_CPUS.update(everything)
+    TEMPLATE_CPUS.update(everything)
+    JOB_CPUS.update({int(cpu)} if jobs_too else everything)
 
 
 def _oom_score(value: str) -> None:

@@ -245,9 +245,11 @@ def test_a_worker_restarted_by_a_pools_job_thread_outlives_that_thread():
         pool.close()
 
 
-def test_each_worker_keeps_to_a_cpu_of_its_own_and_its_jobs_get_every_cpu():
+def test_each_worker_keeps_to_a_cpu_of_its_own_and_so_do_its_jobs_when_every_cpu_has_a_worker(sandbox_facilities):
     """A pool's worker processes run on one CPU each (a cell's hand-over to the worker then rarely wakes
-    another CPU); the jobs they fork see every CPU the grader had, as the lesson would in Jupyter."""
+    another CPU). When every CPU has its worker, a job's processes keep to their worker's CPU too (another
+    would be taken from another worker's job); a template's opening, the release's own cells, gets every CPU,
+    and with fewer workers than CPUs so does every job, as the lesson would in Jupyter."""
     from grader.pools import LocalPool
     from grader.sandbox import Limits
 
@@ -256,13 +258,31 @@ def test_each_worker_keeps_to_a_cpu_of_its_own_and_its_jobs_get_every_cpu():
         pytest.skip("one CPU here: nothing to keep apart")
     cell = ("import json, os\n"
             "print(json.dumps([sorted(os.sched_getaffinity(0)), sorted(os.sched_getaffinity(os.getppid()))]))")
-    pool = LocalPool(2, Limits(cell_timeout=20, budget=60))
+    limits = Limits(cell_timeout=20, budget=60)
+
+    def seen(pool, prefix=None):
+        runs = [w.run([cell, cell], seed=1, prefix=prefix) for w in pool.all]
+        return [[json.loads(raw.cells[i].outputs[0]["text"]) for i in (0, 1)] for raw in runs], runs
+
+    pool = LocalPool(len(everything), limits)
     try:
-        seen = [json.loads(w.run([cell], seed=1).cells[0].outputs[0]["text"]) for w in pool.all]
+        full, _ = seen(pool)
+        forked, runs = seen(pool, [cell])
     finally:
         pool.close()
-    assert [job for job, _ in seen] == [everything, everything]
-    assert [worker for _, worker in seen] == [everything[:1], everything[1:2]]
+    assert [run[0][1] for run in full] == [[cpu] for cpu in everything]  # each worker on its own CPU
+    assert [run[0][0] for run in full] == [[cpu] for cpu in everything]  # and its job with it
+    if sandbox_facilities.drop_uid and sandbox_facilities.job_ns:  # where jobs can be forked from a template
+        assert [raw.prefix.get("how") for raw in runs] == ["forked"] * len(everything)
+        assert [run[0][0] for run in forked] == [everything] * len(everything)  # the opening, in the template
+        assert [run[1][0] for run in forked] == [[cpu] for cpu in everything]  # the job's own cell
+
+    pool = LocalPool(len(everything) - 1, limits)
+    try:
+        fewer, _ = seen(pool)
+    finally:
+        pool.close()
+    assert [run[0] for run in fewer] == [[everything, [cpu]] for cpu in everything[:-1]]
 
 
 def test_a_worker_runs_its_next_job_before_the_last_ones_results_are_read():
