@@ -86,7 +86,7 @@ class LocalPool:
             makes = self.placement.taken(job, w)
             # One job fewer waits: a worker it wanted (and so kept from the others) may now suit another.
             self.changed.notify_all()
-            return w, makes, self.placement.cuts.get(job.key.notebook)
+            return w, makes, self.placement.cuts.get(job.key.notebook) if job.prefix else None
 
     def _give_back(self, w: SandboxWorker) -> None:
         with self.changed:
