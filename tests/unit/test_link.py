@@ -68,7 +68,7 @@ def _raw_call(link, name, args):
     fn = link.fetch(name)
     send_message(link.sock, {"op": "call", "fn": {"h": fn._id}, "args": Codec(remote=link._remote).encode(list(args)),
                              "kwargs": {"d": []}, "keep": False})
-    return recv_message(link.sock)
+    return recv_message(link.sock, link.pending)
 
 
 def _leaf_with_grad():
@@ -100,3 +100,26 @@ def test_an_argument_the_call_changed_is_written_back_as_learner_code_left_it(li
     assert _raw_call(link, name, (make(),))["after"] != [None]  # the change travels
     link.call(link.fetch(name), (own,), {})
     assert expect(own), own
+
+
+def test_messages_read_together_or_in_pieces_come_out_whole_and_in_order():
+    """A read takes what has arrived: two messages at once, or a large one in pieces. Each end keeps what it read
+    beyond a message for the next, so every message comes out whole, in order, and a closed link is an error."""
+    from torchcourse.link.wire import LinkError
+
+    a, b = socket.socketpair()
+    big = {"x": "y" * 300_000}
+    with a, b:
+        send_message(a, {"n": 1})
+        send_message(a, {"n": 2})
+        send_message(a, big)
+        pending = bytearray()
+        assert recv_message(b, pending) == {"n": 1}
+        assert recv_message(b, pending) == {"n": 2}
+        assert recv_message(b, pending) == big
+        assert pending == b""
+        send_message(a, {"n": 3})
+        a.shutdown(socket.SHUT_WR)
+        assert recv_message(b, pending) == {"n": 3}
+        with pytest.raises(LinkError):
+            recv_message(b, pending)

@@ -19,6 +19,7 @@ class CheckerLink:
 
     def __init__(self, sock: socket.socket) -> None:
         self.sock = sock
+        self.pending = bytearray()  # what was read of the link beyond the last reply
         self.calls = 0
         self.last_moved = False  # whether the last call moved the learner's global torch generator
 
@@ -40,7 +41,7 @@ class CheckerLink:
         self.calls += 1
         self.last_moved = False
         send_message(self.sock, request)
-        reply = recv_message(self.sock)
+        reply = recv_message(self.sock, self.pending)
         if type(reply) is not dict:
             raise LinkError("a reply that is not plain data")
         self.last_moved = reply.get("moved") is True
@@ -56,7 +57,7 @@ class CheckerLink:
         return codec.decode(reply["result"])
 
     def _reply(self, codec: Codec) -> Any:
-        reply = recv_message(self.sock)
+        reply = recv_message(self.sock, self.pending)
         if type(reply) is not dict:
             raise LinkError("a reply that is not plain data")
         if "raised" in reply:

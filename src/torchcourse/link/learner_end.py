@@ -18,6 +18,7 @@ class LearnerEnd:
 
     def __init__(self, sock: socket.socket, namespace: dict) -> None:
         self.sock, self.namespace = sock, namespace
+        self.pending = bytearray()  # what was read of the link beyond the last request
         self.objects: dict[int, Any] = {}
         # bound now, before any learner code runs: the generator's state is read with these, and compared as
         # bytes (no torch operator, which learner code could re-register, takes part)
@@ -42,7 +43,7 @@ class LearnerEnd:
         """Answer requests until the checker says the cell is done."""
         while True:
             try:
-                request = recv_message(self.sock)
+                request = recv_message(self.sock, self.pending)
             except LinkError:
                 return
             if type(request) is not dict or request.get("op") == "end":

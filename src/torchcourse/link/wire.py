@@ -54,23 +54,28 @@ def send_message(sock: socket.socket, obj: Any) -> None:
     sock.sendall(struct.pack("<Q", len(data)) + data)
 
 
-def _recv_exact(sock: socket.socket, n: int) -> bytes:
-    chunks, got = [], 0
-    while got < n:
-        chunk = sock.recv(min(n - got, 1 << 20))
-        if not chunk:
-            raise LinkError("the learner's process closed the link")
-        chunks.append(chunk)
-        got += len(chunk)
-    return b"".join(chunks)
+def _more(sock: socket.socket, pending: bytearray, n: int) -> None:
+    chunk = sock.recv(n)
+    if not chunk:
+        raise LinkError("the learner's process closed the link")
+    pending += chunk
 
 
-def recv_message(sock: socket.socket) -> Any:
-    (size,) = struct.unpack("<Q", _recv_exact(sock, 8))
+def recv_message(sock: socket.socket, pending: bytearray) -> Any:
+    """The next message; `pending`, the bytes read from `sock` beyond the last message (this end's own buffer).
+    A small message comes in one read, its length and body together: a read is a system call, and a checks
+    cell makes hundreds of calls, each a message each way."""
+    while len(pending) < 8:
+        _more(sock, pending, 1 << 16)
+    (size,) = struct.unpack_from("<Q", pending)
     if size > MESSAGE_CAP:
         raise LinkError(f"a message of {size} bytes is over the link's limit of {MESSAGE_CAP}")
+    while len(pending) < 8 + size:
+        _more(sock, pending, min(8 + size - len(pending), 1 << 20))
+    body = bytes(pending[8:8 + size])
+    del pending[:8 + size]
     try:
-        return json.loads(_recv_exact(sock, size))
+        return json.loads(body)
     except (ValueError, RecursionError) as exc:
         raise LinkError(f"a message that is not plain data: {type(exc).__name__}") from None
 
@@ -188,10 +193,22 @@ def _library_ref(v: Any) -> list | None:
     return [module, qualname] if found is v or found == v else None
 
 
+_RESOLVED: dict[tuple[str, str], Any] = {}
+
+
 def _resolve(ref: Any, loaded_only: bool = False) -> Any:
     """A library's function or class by [module, qualname]. `loaded_only` (the checker reading a name the
-    learner's process sent): only from a module already loaded, so that nothing is imported on its word."""
+    learner's process sent): only from a module already loaded, so that nothing is imported on its word.
+    Found once per process (most calls name an operator or a torch function, again and again)."""
     module, qualname = (str(x) for x in _list(ref))
+    found = _RESOLVED.get((module, qualname))
+    if found is not None:
+        return found
+    found = _RESOLVED[(module, qualname)] = _resolved(module, qualname, loaded_only)
+    return found
+
+
+def _resolved(module: str, qualname: str, loaded_only: bool) -> Any:
     if module.split(".")[0] not in _LIBRARIES:
         raise LinkError(f"{module} is not a library")
     if loaded_only:
