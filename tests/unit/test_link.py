@@ -110,13 +110,13 @@ def test_messages_read_together_or_in_pieces_come_out_whole_and_in_order():
     a, b = socket.socketpair()
     big = {"x": "y" * 300_000}
     with a, b:
-        send_message(a, {"n": 1})
-        send_message(a, {"n": 2})
-        send_message(a, big)
+        sender = threading.Thread(target=lambda: [send_message(a, m) for m in ({"n": 1}, {"n": 2}, big)])
+        sender.start()  # a message larger than the socket's buffer is sent while the other end reads
         pending = bytearray()
         assert recv_message(b, pending) == {"n": 1}
         assert recv_message(b, pending) == {"n": 2}
         assert recv_message(b, pending) == big
+        sender.join()
         assert pending == b""
         send_message(a, {"n": 3})
         a.shutdown(socket.SHUT_WR)
