@@ -19,12 +19,21 @@ import os
 import signal
 import socket
 import sys
+from types import CodeType
 
 from .child import _read_message, _seed_everything
 from .confine import PR_SET_PDEATHSIG, _libc
 from .policy import CANONICAL, STREAM_CAP
 
 _BUILTINS = frozenset(dir(builtins))
+
+# The checks cells' code, compiled once per worker: the worker compiles each cell it sends (compiled()), and
+# every checker forked after that runs the code object it inherited instead of compiling the same text again.
+# The text is the grader's: the release's checks cell (restored over whatever the learner's notebook held) and
+# its hidden block. Keyed by name and text, so a cell whose text differs is compiled anew. The worker never
+# runs a code object, so each checker starts from the same unspecialised code a fresh compile gives.
+_COMPILED: dict[tuple[str, str], CodeType] = {}
+_COMPILED_MAX = 256
 
 
 class _Namespace(dict):
@@ -64,13 +73,29 @@ def _error(exc: BaseException) -> dict:
     return {"output_type": "error", "ename": type(exc).__name__, "evalue": str(exc)[:STREAM_CAP], "traceback": []}
 
 
+def checks_name(i: int, hidden: bool = False) -> str:
+    """The file name a checks cell's part runs under (its tracebacks show it)."""
+    return f"<hidden-checks-{i}>" if hidden else f"<checks-{i}>"
+
+
+def compiled(source: str, filename: str) -> CodeType:
+    """`source` compiled as `filename`, from this process's cache (raises what compile() raises)."""
+    code = _COMPILED.get((filename, source))
+    if code is None:
+        code = compile(source, filename, "exec")
+        if len(_COMPILED) >= _COMPILED_MAX:
+            _COMPILED.clear()
+        _COMPILED[(filename, source)] = code
+    return code
+
+
 def run_part(source: str, filename: str, ns: dict, outputs: list) -> bool:
     """Run one part of a checks cell; its prints and error (if any) go to `outputs`."""
     out, err = io.StringIO(), io.StringIO()
     ok = True
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:
-            exec(compile(source, filename, "exec"), ns)
+            exec(compiled(source, filename), ns)
         except BaseException as exc:  # a failing check is data; so is an interrupt or a broken link
             error = exc
             ok = False
@@ -113,10 +138,10 @@ def run_checker(cmd: int, res: int, sock: socket.socket) -> None:
         ns.forget_fetched()
         emitted.clear()
         outputs: list = []
-        ok = run_part(msg["source"], f"<checks-{msg['i']}>", ns, outputs)
+        ok = run_part(msg["source"], checks_name(msg["i"]), ns, outputs)
         shown = len(outputs)
         if ok and msg.get("hidden"):
-            ok = run_part(msg["hidden"], f"<hidden-checks-{msg['i']}>", ns, outputs)
+            ok = run_part(msg["hidden"], checks_name(msg["i"], hidden=True), ns, outputs)
         try:
             link.end()
         except OSError:

@@ -75,3 +75,22 @@ def test_a_cell_that_says_it_ended_while_still_running_is_flagged_and_stopped_on
         raw = w.run(cells, seed=1, watch=[2])
     assert time.monotonic() - start < 25  # the sleep of 30 s was cut on the worker's clock
     assert any("came before the cell had ended" in t for t in raw.cells[2].tampered), raw.cells[2]
+
+
+def test_a_checks_cell_runs_its_own_text_when_an_earlier_job_ran_another_at_the_same_place():
+    """The worker compiles each checks cell once for the checkers of later jobs: a cell at the same place with
+    other text, or text that does not compile, is not run from what an earlier job compiled."""
+    from grader.sandbox import Limits, SandboxWorker
+    from grader.wire import CellStatus
+
+    other = "print('other', x)\n### BEGIN HIDDEN TESTS\nprint('other hidden', x * 10)\n### END HIDDEN TESTS"
+    broken = "print('broken'\n### BEGIN HIDDEN TESTS\nprint('never')\n### END HIDDEN TESTS"
+    with SandboxWorker(Limits(cell_timeout=10, budget=60)) as w:
+        runs = [w.run([f"x = {k}", cell], seed=1, watch=[1])
+                for k, cell in enumerate([CHECKS, other, CHECKS, broken, other], start=1)]
+    got = [(r.cells[1].status, _text(r.cells[1])) for r in runs]
+    assert got[:3] == [(CellStatus.OK, "visible 1\nhidden 2\n"), (CellStatus.OK, "other 2\nother hidden 20\n"),
+                       (CellStatus.OK, "visible 3\nhidden 4\n")]
+    assert got[3][0] is CellStatus.ERROR
+    assert [o.get("ename") for o in runs[3].cells[1].outputs if o.get("output_type") == "error"] == ["SyntaxError"]
+    assert got[4] == (CellStatus.OK, "other 5\nother hidden 50\n")
