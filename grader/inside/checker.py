@@ -27,11 +27,12 @@ from .policy import CANONICAL, STREAM_CAP
 
 _BUILTINS = frozenset(dir(builtins))
 
-# The checks cells' code, compiled once per worker: the worker compiles each cell it sends (compiled()), and
-# every checker forked after that runs the code object it inherited instead of compiling the same text again.
-# The text is the grader's: the release's checks cell (restored over whatever the learner's notebook held) and
-# its hidden block. Keyed by name and text, so a cell whose text differs is compiled anew. The worker never
-# runs a code object, so each checker starts from the same unspecialised code a fresh compile gives.
+# The checks cells' code, compiled once per worker: the worker compiles each cell it sends
+# (compile_for_later_checkers), and every checker forked after that runs the code object it inherited instead
+# of compiling the same text again. The text is the grader's: the release's checks cell (restored over whatever
+# the learner's notebook held) and its hidden block. Keyed by name and text, so a cell whose text differs is
+# compiled anew. The worker never runs a code object, so each checker starts from the same unspecialised code a
+# fresh compile gives.
 _COMPILED: dict[tuple[str, str], CodeType] = {}
 _COMPILED_MAX = 256
 
@@ -87,6 +88,17 @@ def compiled(source: str, filename: str) -> CodeType:
             _COMPILED.clear()
         _COMPILED[(filename, source)] = code
     return code
+
+
+def compile_for_later_checkers(i: int, source: str, hidden: str | None) -> None:
+    """In the worker: compile checks cell `i` once, so that the checkers forked for later jobs inherit the code.
+    A part that does not compile is left to the checker, which reports it as the cell's error."""
+    for text, name in ((source, checks_name(i)), (hidden, checks_name(i, hidden=True))):
+        if text:
+            try:
+                compiled(text, name)
+            except Exception:
+                pass
 
 
 def run_part(source: str, filename: str, ns: dict, outputs: list) -> bool:

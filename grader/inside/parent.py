@@ -16,7 +16,7 @@ import termios
 import time
 
 from .channel import _Channel, _channel_holders, _record
-from .checker import checks_name, compiled, run_checker
+from .checker import compile_for_later_checkers, run_checker
 from .checker_report import _CheckerReport, _merged
 from .child import run_child
 from .cleanup import _job_space, _kill_uid, _reap_orphans, _space_notes, _sweep
@@ -106,17 +106,6 @@ def _fork_child(shell: GradeShell, spec: dict, snap: dict, cmd: tuple[int, int],
     os.close(res[1])
     link.close()
     return pid
-
-
-def _compile_for_later_checkers(i: int, source: str, hidden: str | None) -> None:
-    """Compile checks cell `i` here, in the worker, once: the checkers forked for later jobs inherit the code.
-    A part that does not compile is left to the checker, which reports it as the cell's error."""
-    for text, name in ((source, checks_name(i)), (hidden, checks_name(i, hidden=True))):
-        if text:
-            try:
-                compiled(text, name)
-            except Exception:
-                pass
 
 
 class _JobRun:
@@ -296,7 +285,7 @@ class _JobRun:
         report = _CheckerReport(self.chk_r)
         if not _send(self.chk_w, {"i": i, "source": source, "hidden": hidden}):
             report.eof = True
-        _compile_for_later_checkers(i, source, hidden)
+        compile_for_later_checkers(i, source, hidden)
         state = self.wait(False, self.spec["cell_timeout"], report)
         if report.line is None and state == "ok":
             report.feed_until_end(time.monotonic() + 2.0)
