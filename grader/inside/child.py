@@ -184,9 +184,21 @@ def settle() -> None:
     """The last step before the first fork: pay for lazy set-up here, once, not in every child, and move
     everything alive now out of the garbage collector's reach (gc.freeze). A collection in a child then
     never walks, and so never copies, the pages of the warm process's objects; those objects live as long
-    as the worker anyway. Measured on chapter 1's six solution notebooks: their cells about 5% faster."""
+    as the worker anyway."""
     import gc
 
     _seed_everything(0)
+    _first_uses()
     gc.freeze()  # no collection first: it took 0.2 s of start-up and found 25 objects
     _huge_pages()
+
+
+def _first_uses() -> None:
+    """What torch sets up on an operation's first use in a process, done in the worker, so that no job pays
+    for it: its templates, learners' processes and checkers are all forked from here. A tensor's first repr
+    imports torch._subclasses.schema_check_mode (checks that show a tensor, the checker's first in every job);
+    record_function, which an optimizer's step and zero_grad, a DataLoader's iterator and the profiler call,
+    imports torch.profiler._cupti_monitor."""
+    repr(torch.zeros(1))
+    with torch.autograd.profiler.record_function("settle"):
+        pass
