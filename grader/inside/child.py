@@ -189,16 +189,16 @@ def settle() -> None:
 
     _seed_everything(0)
     _first_uses()
-    gc.freeze()  # no collection first: it took 0.2 s of start-up and found 25 objects
+    gc.freeze()  # no collection first: the warm process has next to no garbage, and a full one is slow
     _huge_pages()
 
 
 def _first_uses() -> None:
     """What torch sets up on an operation's first use in a process, done in the worker, so that no job pays
     for it: its templates, learners' processes and checkers are all forked from here. A tensor's first repr
-    imports torch._subclasses.schema_check_mode (checks that show a tensor, the checker's first in every job);
-    record_function, which an optimizer's step and zero_grad, a DataLoader's iterator and the profiler call,
-    imports torch.profiler._cupti_monitor."""
+    imports torch._subclasses.schema_check_mode (otherwise every job's checker whose checks show a tensor
+    imports it again); record_function, which an optimizer's step and zero_grad, a DataLoader's iterator and
+    the profiler call, imports torch.profiler._cupti_monitor."""
     repr(torch.zeros(1))
     with torch.autograd.profiler.record_function("settle"):
         pass
